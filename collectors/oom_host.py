@@ -1,0 +1,47 @@
+"""Host (CPU RAM) exhaustion: the kernel OOM killer, Slurm's cgroup handler, DataLoader workers
+killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``. None of these
+is GPU memory, and telling the user so is half of the diagnosis."""
+
+from __future__ import annotations
+
+import re
+
+from .message_formats import Fields, Window, message_format
+
+
+def _host(window: Window, **extra: object) -> Fields:
+    return {"framework": "unknown", "backend": "host", "raw_message": window.lines[0].strip(), **extra}
+
+
+@message_format("dataloader_worker_killed", r"DataLoader worker \(pid[^)]*\) is killed by signal: ([\w ]+)")
+def parse_dataloader_killed(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, framework="pytorch", operation=f"DataLoader worker ({match.group(1).strip()})")
+
+
+@message_format("dataloader_shared_memory", r"DataLoader worker .*out of shared memory|unable to write to file </torch_\d+",)
+def parse_dataloader_shm(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, framework="pytorch", operation="DataLoader shared memory")
+
+
+@message_format("cgroup_oom_kill", r"Detected \d+ oom[-_]kill event|oom[-_]kill event")
+def parse_cgroup(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, operation="cgroup OOM killer")
+
+
+@message_format("kernel_oom_killer", r"Out of memory: Kill(?:ed)? process (\d+)|invoked oom-killer")
+def parse_kernel(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, operation="kernel OOM killer")
+
+
+@message_format(
+    "process_killed",
+    r"^Killed\b(?!.*DataLoader)|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|died with <Signals\.SIGKILL: 9>",
+    primary=False,
+)
+def parse_killed(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, operation="process killed (SIGKILL)")
+
+
+@message_format("python_memory_error", r"^(?:\S+: )?MemoryError\b|std::bad_alloc")
+def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, operation="host allocation failed")

@@ -1,0 +1,43 @@
+"""Allocation failures inside CUDA libraries: cuBLAS, cuDNN (and TensorFlow's wording of their
+initialisation failures, which are almost always a full GPU), cuFFT/cuRAND/cuSOLVER, and NCCL's
+``Cuda failure 'out of memory'``. All of these are OOMs that never mention "CUDA out of memory"."""
+
+from __future__ import annotations
+
+import re
+
+from .message_formats import Fields, Window, message_format
+
+
+def _library_fields(window: Window, library: str) -> Fields:
+    line = window.lines[0]
+    framework = "tensorflow" if re.search(r"tensorflow|stream_executor|xla|Could not create cudnn handle|"
+                                          r"Failed to get convolution algorithm|failed to create cublas", line) else "unknown"
+    if re.search(r"RuntimeError|torch|cublasCreate|CublasHandlePool", line):
+        framework = "pytorch"
+    return {"framework": framework, "backend": "cuda", "library": library, "raw_message": line.strip()}
+
+
+@message_format("cublas_alloc_failed", r"CUBLAS_STATUS_ALLOC_FAILED|CUBLAS_STATUS_NOT_INITIALIZED")
+def parse_cublas(match: re.Match[str], window: Window) -> Fields:
+    return _library_fields(window, "cublas")
+
+
+@message_format(
+    "cudnn_alloc_failed",
+    r"CUDNN_STATUS_ALLOC_FAILED|Could not create cudnn handle|Failed to get convolution algorithm\. "
+    r"This is probably because cuDNN failed to initialize|cuDNN error: CUDNN_STATUS_NOT_SUPPORTED",
+)
+def parse_cudnn(match: re.Match[str], window: Window) -> Fields:
+    return _library_fields(window, "cudnn")
+
+
+@message_format("cuda_library_alloc_failed", r"CUFFT_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED")
+def parse_other_library(match: re.Match[str], window: Window) -> Fields:
+    return _library_fields(window, match.group(0).split("_")[0].lower())
+
+
+@message_format("nccl_cuda_oom", r"Cuda failure (?:\d+ )?'out of memory'")
+def parse_nccl(match: re.Match[str], window: Window) -> Fields:
+    return {"framework": "pytorch" if "rank" in window.lines[0] or "torch" in window.flat else "unknown",
+            "backend": "cuda", "library": "nccl", "raw_message": window.lines[0].strip()}

@@ -1,0 +1,152 @@
+"""Find and parse every error message in a scanned log: the first OOM becomes ``context.error``,
+later ones are counted, and recognised non-OOM errors are kept so the report can say "not an OOM"."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from oomtriage.logread import TRIGGER_TEXT, LogView
+from oomtriage.models import OomError
+
+from . import ContextPart, register
+from . import not_oom, oom_host, oom_jax, oom_libraries, oom_pytorch, oom_runtime, oom_tensorflow  # noqa: F401  (registration order)
+from .message_formats import FORMATS, Window
+
+RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:?\s?|^\s*rank(\d+)\]?:\s")
+EXCEPTION_PREFIX = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exhausted))(?: \(see above for traceback\))?\s*:?\s*$")
+WINDOW_LINES = 40
+SAME_EVENT_CHARS = 30_000
+
+
+@dataclass
+class FoundMessage:
+    error: OomError
+    primary: bool
+    position: int  # absolute character position in the log, for ordering and de-duplication
+
+
+def split_rank(line: str) -> tuple[int | None, str]:
+    match = RANK_PREFIX.match(line)
+    if not match:
+        return None, line
+    return int(match.group(1) or match.group(2)), line[match.end() :]
+
+
+def join_continuations(lines: list[str]) -> list[str]:
+    """Lines ending in a backslash were wrapped by hand (``alread\\`` / ``y allocated``): rejoin them."""
+    joined: list[str] = []
+    carry = ""
+    for line in lines:
+        if line.endswith("\\"):
+            carry += line[:-1]
+            continue
+        joined.append(carry + line)
+        carry = ""
+    if carry:
+        joined.append(carry)
+    return joined
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def parse_window(lines: list[str], rank: int | None, line_number: int | None) -> tuple[OomError, bool] | None:
+    """Try every registered format on a window whose first line is the anchor."""
+    flat = _flat(" \n ".join(lines))
+    window = Window(lines=lines, flat=flat, anchor_length=len(_flat(lines[0])))
+    for message_format in FORMATS:
+        match = message_format.pattern.search(flat)
+        if not match or match.start() >= window.anchor_length:
+            continue
+        try:
+            fields = message_format.parse(match, window)
+        except (ValueError, TypeError, AttributeError, IndexError):
+            continue  # a garbled or truncated message: a looser format may still match
+        fields.setdefault("format", message_format.name)
+        if "exception_type" not in fields:
+            prefix = EXCEPTION_PREFIX.search(flat[: match.start()])
+            if prefix:
+                fields["exception_type"] = prefix.group(1)
+        fields = {key: value for key, value in fields.items() if value is not None}
+        try:
+            error = OomError(is_oom=message_format.is_oom, rank=rank, line_number=line_number, **fields)
+        except ValidationError:
+            continue  # a format that extracted nonsense is skipped; a looser one may still match
+        return error, message_format.primary
+    return None
+
+
+def find_messages(text: str, offset: int = 0, first_line: int | None = None) -> list[FoundMessage]:
+    lines = join_continuations(text.split("\n"))
+    split = [split_rank(line) for line in lines]
+    found: list[FoundMessage] = []
+    position = offset
+    for index, (rank, content) in enumerate(split):
+        line_position = position
+        position += len(lines[index]) + 1
+        if not TRIGGER_TEXT.search(content):
+            continue
+        window = [body for line_rank, body in split[index : index + 3 * WINDOW_LINES] if line_rank == rank]
+        line_number = first_line + index if first_line is not None else None
+        parsed = parse_window(window[:WINDOW_LINES], rank, line_number)
+        if parsed:
+            found.append(FoundMessage(parsed[0], parsed[1], line_position))
+    return found
+
+
+def _same_event(a: FoundMessage, b: FoundMessage) -> bool:
+    if a.error.raw_message == b.error.raw_message and a.error.rank == b.error.rank:
+        return abs(a.position - b.position) < SAME_EVENT_CHARS
+    key_a = (a.error.framework, a.error.requested_bytes, a.error.tensor_shape, a.error.rank)
+    key_b = (b.error.framework, b.error.requested_bytes, b.error.tensor_shape, b.error.rank)
+    return key_a == key_b and abs(a.position - b.position) < SAME_EVENT_CHARS
+
+
+def _merge_supporting(error: OomError, supporting: list[FoundMessage], position: int) -> OomError:
+    """Fill gaps in the exception's fields from log lines just before it (TF's BFC lines, say)."""
+    updates = {}
+    for message in supporting:
+        if abs(message.position - position) > SAME_EVENT_CHARS or message.error.framework not in (error.framework, "unknown"):
+            continue
+        for name in ("requested_bytes", "total_bytes", "allocated_bytes", "free_bytes", "backend"):
+            value = getattr(message.error, name)
+            if getattr(error, name) in (None, "unknown") and value not in (None, "unknown"):
+                updates[name] = value
+    return error.model_copy(update=updates) if updates else error
+
+
+def summarise(found: list[FoundMessage], regions_dropped: int = 0) -> ContextPart:
+    ooms = [message for message in found if message.error.is_oom]
+    primaries = [message for message in ooms if message.primary]
+    supporting = [message for message in ooms if not message.primary]
+    events: list[FoundMessage] = []
+    for message in primaries or supporting[:1]:
+        if not any(_same_event(message, event) for event in events):
+            events.append(message)
+    part: ContextPart = {
+        "non_oom_errors": [message.error for message in found if not message.error.is_oom][:5],
+    }
+    if events:
+        first = events[0]
+        part["error"] = _merge_supporting(first.error, supporting, first.position)
+        part["additional_ooms"] = len(events) - 1 + regions_dropped
+        ranks = sorted({event.error.rank for event in events if event.error.rank is not None})
+        part["failing_ranks"] = ranks
+    return part
+
+
+class OomMessageCollector:
+    name = "oom_messages"
+
+    def collect(self, source: LogView, context: object = None) -> ContextPart:
+        found: list[FoundMessage] = []
+        for region in source.regions:
+            found.extend(find_messages(region.text, region.offset, region.first_line))
+        return summarise(found, source.regions_dropped)
+
+
+register(OomMessageCollector())

@@ -1,0 +1,90 @@
+"""The ``oomtriage`` command: a thin shell over library functions. Every command calls one library
+function that returns a pydantic object, then renders it; ``OomtriageError`` becomes one line and
+exit code 2."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .errors import OomtriageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Turn a GPU out-of-memory failure into a ranked, evidence-backed diagnosis.")
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def fail(message: str) -> None:
+    typer.echo(f"oomtriage: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        fail("no input: give a log file, or pipe the failed run's output into `oomtriage analyze -`")
+    data = sys.stdin.buffer.read()
+    if b"\x00" in data[:8192]:
+        fail("<stdin>: looks like binary data, not a text log")
+    return data.decode("utf-8", errors="replace")
+
+
+def emit(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"{output}: cannot write ({error.strerror})")
+
+
+@app.command()
+def analyze(
+    files: List[str] = typer.Argument(None, help="Log files, snapshots (.pickle), memory_stats/trace JSON; '-' for stdin."),
+    note: Optional[str] = typer.Option(None, "--note", "-n", help='What you know: "fails during validation", "seq len 8192".'),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text, json or markdown."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+) -> None:
+    """Diagnose a failed run from its log (no model, no API key needed)."""
+    from .api import analyze_inputs
+    from .render import RENDERERS, to_text
+
+    paths = [item for item in (files or []) if item != "-"]
+    text = read_stdin() if (not files or "-" in files) else None
+    try:
+        report = analyze_inputs(paths, text=text, note=note)
+    except OomtriageError as error:
+        fail(str(error))
+    if output_format is OutputFormat.text:
+        rendered = to_text(report, color=output is None and sys.stdout.isatty())
+    else:
+        rendered = RENDERERS[output_format.value](report)
+    emit(rendered, output)
+
+
+@app.callback()
+def main_options(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True)) -> None:
+    if version:
+        from . import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+def main() -> None:
+    try:
+        app()
+    except OomtriageError as error:  # anything a command did not convert itself
+        typer.echo(f"oomtriage: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,122 @@
+"""Build one ``TriageContext`` from the user's files (logs, snapshots, stats, traces) and note."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from .errors import InputError
+from .logread import LogView, open_log, view_from_text
+from .models import TriageContext
+
+EXCERPT_BEFORE = 80
+EXCERPT_AFTER = 30
+MAX_JSON_BYTES = 256 * 1024 * 1024
+
+
+def classify_file(path: Path) -> str:
+    """'snapshot', 'json' or 'log', from the file's first bytes (not its name)."""
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(64)
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path=str(path)) from None
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    if start[:1] == b"\x80":
+        return "snapshot"
+    if start.lstrip()[:1] in (b"{", b"[") and path.stat().st_size <= MAX_JSON_BYTES:
+        return "json"
+    return "log"
+
+
+def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, note: str | None = None,
+                  roots: list[Path] | None = None) -> TriageContext:
+    """Run every collector on every input; the first OOM found anywhere is the one triaged."""
+    context = TriageContext(note=note or None)
+    views: list[LogView] = []
+    for raw_path in paths:
+        path = Path(raw_path)
+        kind = classify_file(path)
+        context.sources.append(str(path))
+        if kind == "snapshot":
+            _add_snapshot(context, path)
+        elif kind == "json" and _add_json(context, path):
+            pass
+        else:
+            views.append(open_log(path))
+    if text is not None:
+        if not text.strip():
+            raise InputError("the input is empty: pass a log file, or pipe the failed run's output on stdin")
+        views.append(view_from_text(text, name="<stdin>"))
+        context.sources.append("<stdin>")
+    if paths and not views and context.error is None and not (context.snapshot or context.memory_stats or context.profiler):
+        raise InputError("none of the inputs holds anything oomtriage can read")
+    for view in views:
+        if view.size_bytes == 0:
+            raise InputError("the file is empty: nothing to analyse", path=view.name)
+        context = collect_log(context, view, roots=roots)
+    return context
+
+
+def collect_log(context: TriageContext, view: LogView, roots: list[Path] | None = None) -> TriageContext:
+    from oomtriage.collectors import LOG_COLLECTORS, traceback  # noqa: F401  (imports register them)
+    from oomtriage.collectors import environment, memory_stats, oom_messages, profiler  # noqa: F401
+
+    had_error = context.error is not None
+    for collector in LOG_COLLECTORS:
+        if had_error and collector.name in ("oom_messages", "traceback"):
+            continue  # the first log with an OOM is the one triaged; later logs add environment etc.
+        if isinstance(collector, traceback.TracebackCollector) and roots:
+            collector = traceback.TracebackCollector(roots)
+        part = collector.collect(view, context)
+        context = context.model_copy(update=part)
+    if context.error is not None and not had_error:
+        context.excerpt = excerpt_around(view, context.error.raw_message)
+    return context
+
+
+def excerpt_around(view: LogView, message: str) -> "LogExcerpt | None":
+    from .models import LogExcerpt
+
+    probe = " ".join(message.split()[:6])
+    for region in view.regions:
+        lines = region.text.split("\n")
+        for index, line in enumerate(lines):
+            if probe and probe in " ".join(line.split()):
+                start = max(0, index - EXCERPT_BEFORE)
+                first = region.first_line + start if region.first_line else None
+                return LogExcerpt(text="\n".join(lines[start : index + EXCERPT_AFTER]).strip("\n"), first_line=first)
+    return None
+
+
+def _add_snapshot(context: TriageContext, path: Path) -> None:
+    from oomtriage.collectors.snapshot import digest_snapshot, load_snapshot
+
+    context.snapshot = digest_snapshot(load_snapshot(path))
+
+
+def _add_json(context: TriageContext, path: Path) -> bool:
+    """Memory stats, a chrome trace or a saved context; False when the JSON is none of these."""
+    from oomtriage.collectors.memory_stats import looks_like_memory_stats, parse_memory_stats
+    from oomtriage.collectors.profiler import looks_like_chrome_trace, parse_chrome_trace
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (ValueError, OSError):
+        return False
+    if looks_like_memory_stats(data):
+        context.memory_stats = parse_memory_stats(data)
+        return True
+    if looks_like_chrome_trace(data):
+        context.profiler.append(parse_chrome_trace(data))
+        return True
+    if isinstance(data, dict) and "schema_version" in data and "environment" in data:
+        saved = TriageContext.model_validate(data)
+        for name in saved.model_fields_set - {"sources"}:
+            setattr(context, name, getattr(saved, name))
+        return True
+    return False

@@ -1,0 +1,89 @@
+"""The rule engine: facts first, then ranked causes with evidence and fixes. No model needed."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from oomtriage.models import Cause, EngineInfo, TriageContext, TriageReport
+from oomtriage.taxonomy import title_of
+
+from .facts import compute_numbers
+from .fixes import fixes_for
+from .rules import RuleInput, Vote, all_rules
+from .signals import read_signals
+
+MAX_CAUSES = 6
+MIN_CAUSES = 3
+MAX_CONFIDENCE = 0.97
+_NOTE_SAYS_OOM = re.compile(r"out[- ]of[- ]memory|\bOOM\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|oom-?kill", re.IGNORECASE)
+
+
+def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str]]]:
+    """Noisy-or of the positive votes, scaled down by each negative one."""
+    positive: dict[str, float] = defaultdict(lambda: 1.0)
+    negative: dict[str, float] = defaultdict(lambda: 1.0)
+    evidence: dict[str, list[str]] = defaultdict(list)
+    for vote in votes:
+        if vote.weight >= 0:
+            positive[vote.cause] *= 1.0 - vote.weight
+        else:
+            negative[vote.cause] *= 1.0 + vote.weight
+        if vote.evidence not in evidence[vote.cause]:
+            evidence[vote.cause].append(vote.evidence)
+    scores = {}
+    for cause in evidence:
+        score = (1.0 - positive[cause]) * negative[cause]
+        scores[cause] = (round(min(MAX_CONFIDENCE, score), 3), evidence[cause])
+    return scores
+
+
+def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
+    signals = read_signals(context)
+    numbers = compute_numbers(context, signals)
+    data = RuleInput(context=context, signals=signals, numbers=numbers)
+    votes = [vote for rule in all_rules() for vote in rule(data)]
+    scores = combine(votes)
+    ordered = sorted(scores.items(), key=lambda item: item[1][0], reverse=True)
+    keep = [item for index, item in enumerate(ordered) if item[1][0] > 0.05 or index < MIN_CAUSES][:MAX_CAUSES]
+    framework = data.framework
+    causes = [
+        Cause(id=cause, title=title_of(cause), confidence=score, evidence=evidence, fixes=fixes_for(cause, framework=framework))
+        for cause, (score, evidence) in keep
+    ]
+    return causes, data
+
+
+def triage(context: TriageContext) -> TriageReport:
+    """Rank causes for the context's OOM (or for the note's, when the log lost the message)."""
+    detected = context.error is not None
+    suspected = not detected and bool(_NOTE_SAYS_OOM.search(context.note or ""))
+    report = TriageReport(
+        detected=detected,
+        error=context.error,
+        additional_ooms=context.additional_ooms,
+        non_oom_errors=context.non_oom_errors,
+        environment=context.environment,
+        sources=context.sources,
+        warnings=list(context.warnings),
+        engine=EngineInfo(used="rules"),
+    )
+    if not detected and not suspected:
+        if context.non_oom_errors:
+            first = context.non_oom_errors[0]
+            report.explanation.append(f"No out-of-memory error found. The error that is there is not an OOM: {first.operation}.")
+        else:
+            report.explanation.append("No out-of-memory error found in the input.")
+        return report
+    causes, data = rank_causes(context)
+    report.causes = causes
+    report.phase = data.signals.phase
+    report.facts = data.numbers.facts
+    report.explanation = list(data.numbers.explanation)
+    if suspected:
+        report.warnings.append("The log holds no OOM message; the ranking rests on the note and the traceback.")
+    if context.additional_ooms:
+        report.explanation.append(f"{context.additional_ooms} more OOM(s) follow the first in the log; the first is analysed.")
+    if data.signals.phase != "unknown":
+        report.explanation.append(f"Phase: {data.signals.phase} ({data.signals.phase_source}).")
+    return report

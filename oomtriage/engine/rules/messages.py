@@ -1,0 +1,88 @@
+"""Rules keyed on what kind of message failed: host OOMs, library handles, NCCL, serving engines,
+two frameworks on one GPU, version regressions."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from . import RuleInput, Vote, rule
+
+
+@rule
+def host_memory(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if error is None or error.backend not in ("host", "cpu"):
+        return
+    message = error.raw_message
+    if "Bus error" in message or "shared memory" in message:
+        yield Vote("dataloader_or_host", 0.95, "A DataLoader worker died of a bus error: /dev/shm (shared memory) is too small.")
+    elif error.backend == "host":
+        yield Vote("dataloader_or_host", 0.92, f"The process was killed for host RAM ({error.operation}), not by the GPU allocator.")
+    else:
+        yield Vote("dataloader_or_host", 0.6, "PyTorch's CPU allocator ran out of host RAM.")
+        yield Vote("model_too_large", 0.3, "A CPU-side allocation of this size often comes from materialising the model.")
+    if data.signals.phase == "loading":
+        yield Vote("checkpoint_loading", 0.35, f"Host memory ran out while loading ({data.signals.phase_source}): "
+                   "each rank may be materialising a full copy of the checkpoint.")
+
+
+@rule
+def library_handles(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if error is None or error.library not in ("cublas", "cudnn", "cufft", "curand", "cusolver", "cusparse"):
+        return
+    yield Vote("cudnn_or_workspace", 0.75, f"{error.library} could not allocate its handle or workspace: "
+               "library workspaces live outside the framework's pool and fail when the GPU is already full.")
+    yield Vote("other_process_or_device", 0.35, "Library initialisation failing at start-up usually means something "
+               "else already holds the GPU (another process, or TensorFlow's pre-allocation).")
+
+
+@rule
+def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if error is None or error.library != "nccl":
+        return
+    yield Vote("cudnn_or_workspace", 0.45, "NCCL could not allocate its communication buffers: they live outside PyTorch's cache.")
+    yield Vote("distributed_replication", 0.35, "Collective buffers fail first when every rank already holds a full replica.")
+    yield Vote("batch_too_large", 0.25, "The GPU was full when NCCL needed memory.")
+
+
+@rule
+def serving_engine(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if data.signals.serving_engine or (error and error.format == "serving_kv_cache"):
+        what = data.signals.evidence.get("serving_engine") or "the serving engine"
+        yield Vote("kv_cache_or_generation", 0.8, f"{what} reserves GPU memory for its KV cache up front "
+                   "(and profiles with a worst-case batch); that reservation is what ran out.")
+
+
+@rule
+def two_frameworks(data: RuleInput) -> Iterator[Vote]:
+    if data.signals.tensorflow_with_jax:
+        yield Vote("other_process_or_device", 0.85, "TensorFlow and another framework share the GPU: TensorFlow "
+                   "pre-allocates nearly all GPU memory (JAX 75%) on first use, leaving the other with nothing.")
+
+
+@rule
+def version_regression(data: RuleInput) -> Iterator[Vote]:
+    signals = data.signals
+    if signals.upgraded_to_torch_04:
+        yield Vote("missing_no_grad", 0.85, "PyTorch 0.4 removed `volatile=True`: inference code written for 0.3 now "
+                   "builds autograd graphs unless it runs under torch.no_grad().")
+        yield Vote("framework_bug", 0.3, "The failure appeared with a version change.")
+    elif signals.upgrade_regression:
+        yield Vote("framework_bug", 0.88, f'The same workload worked before a version change ("{signals.evidence["upgrade_regression"]}").')
+
+
+@rule
+def cpu_mode_but_gpu_oom(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if not data.signals.cpu_mode or (error and error.backend not in ("cuda", "hip", "unknown")):
+        return
+    if data.signals.phase == "loading":
+        yield Vote("checkpoint_loading", 0.75, "The run was meant to use the CPU, yet the GPU ran out while loading: "
+                   "torch.load restores tensors to the GPU they were saved from unless map_location is given.")
+        yield Vote("other_process_or_device", 0.45, "Tensors landed on a GPU the run was not meant to use.")
+    else:
+        yield Vote("other_process_or_device", 0.7, "The run was meant to use the CPU, yet a GPU allocation failed: "
+                   "some tensors or modules are placed on the wrong device.")

@@ -1,0 +1,122 @@
+"""Rules on the workload's size: model states against the device, precision, vocabulary, batch."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from oomtriage.sizes import format_size
+
+from . import RuleInput, Vote, rule
+
+
+@rule
+def model_states(data: RuleInput) -> Iterator[Vote]:
+    """Weights, gradients and Adam states (16 B/param in mixed precision) against the GPU, per sharding."""
+    signals, capacity = data.signals, data.numbers.capacity
+    params = signals.param_count
+    if not params or not capacity or signals.phase in ("generation", "loading"):
+        return
+    training = signals.full_finetune or signals.phase in ("training", "optimizer_setup")
+    if not training:
+        return
+    gpus = max(1, signals.gpu_count or 1)
+    full = 16 * params
+    stage = signals.zero_stage
+    if stage == 3 or signals.fsdp:
+        per_gpu = full / gpus
+        if per_gpu > 0.5 * capacity:
+            yield Vote("optimizer_state", 0.7, f"Fully sharded model states still need {format_size(int(per_gpu))} per GPU "
+                       f"({params / 1e9:.0f}B params x 16 B / {gpus} GPUs) of {format_size(capacity)}: offload the optimizer.")
+            yield Vote("model_too_large", 0.45, "The model is too large for this many GPUs without offload.")
+        return
+    if gpus > 1:
+        replicated = {1: 4 * params + 12 * params / gpus, 2: 2 * params + 14 * params / gpus}.get(stage or 0, full)
+        sharded = full / gpus
+        if replicated > 0.8 * capacity and sharded < 0.8 * replicated:
+            what = f"ZeRO-{stage}" if stage else "data parallelism without sharding"
+            yield Vote("distributed_replication", 0.7, f"With {what} each GPU keeps {format_size(int(replicated))} of model "
+                       f"states; full sharding (ZeRO-3/FSDP) would need {format_size(int(sharded))}.")
+            yield Vote("optimizer_state", 0.5, f"Optimizer states are 12 of the 16 bytes per parameter ({format_size(int(12 * params))} in all).")
+        return
+    if full > capacity:
+        if 2 * params > 0.8 * capacity:
+            yield Vote("model_too_large", 0.8, f"Even bf16 weights ({format_size(int(2 * params))}) nearly fill the GPU.")
+        else:
+            yield Vote("optimizer_state", 0.6, f"Training states need {format_size(int(full))}; the weights alone fit.")
+            yield Vote("model_too_large", 0.45, "Full training of this model does not fit one GPU.")
+
+
+@rule
+def inference_weights(data: RuleInput) -> Iterator[Vote]:
+    """fp32 weights that would fit in half precision, or weights that fill the device either way."""
+    signals, capacity = data.signals, data.numbers.capacity
+    params = signals.param_count
+    if not params or not capacity or signals.full_finetune or signals.phase in ("training", "optimizer_setup"):
+        return
+    fp32, half = 4 * params, 2 * params
+    if half > 0.8 * capacity:
+        yield Vote("model_too_large", 0.8, f"Even in fp16 the weights take {format_size(int(half))} of {format_size(capacity)}.")
+    elif fp32 > 0.9 * capacity and not signals.low_precision:
+        yield Vote("full_precision", 0.75, f"In fp32 the weights take {format_size(int(fp32))} (more than the GPU's "
+                   f"{format_size(capacity)}) but only {format_size(int(half))} in fp16/bf16, and no dtype was given: "
+                   "many loaders default to fp32.")
+        yield Vote("model_too_large", 0.35, "The model is large for this GPU.")
+    elif fp32 > 0.4 * capacity:
+        yield Vote("model_too_large", 0.5, f"The weights take {format_size(int(fp32))} in fp32, "
+                   f"{fp32 / capacity:.0%} of the GPU, leaving little for activations.")
+        if not signals.low_precision:
+            yield Vote("full_precision", 0.3, "Loading in fp16/bf16 would halve them.")
+    allocated = data.numbers.allocated
+    if allocated and fp32 * 0.9 <= allocated and half * 1.3 < allocated and not signals.low_precision and fp32 > 0.5 * capacity:
+        yield Vote("full_precision", 0.3, f"{format_size(allocated)} allocated matches fp32 weights, not fp16.")
+
+
+@rule
+def vocabulary(data: RuleInput) -> Iterator[Vote]:
+    error, signals = data.context.error, data.signals
+    shape = error.tensor_shape if error else None
+    if shape and len(shape) >= 2 and shape[-1] >= 30_000:
+        yield Vote("large_logits", 0.8, f"The tensor that failed has shape {shape}: its last dimension "
+                   f"({shape[-1]:,}) is a vocabulary or class count, so this is the output layer's logits.")
+    if signals.vocab_size and signals.vocab_size >= 50_000:
+        yield Vote("large_logits", 0.85 if signals.vocab_size >= 1_000_000 else 0.6,
+                   f"The vocabulary has ~{signals.vocab_size:,} entries: logits are batch x tokens x vocabulary.")
+
+
+@rule
+def stated_batch(data: RuleInput) -> Iterator[Vote]:
+    error, signals = data.context.error, data.signals
+    shape = error.tensor_shape if error else None
+    if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
+        yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
+                   f"({signals.batch_size}) given in the note.")
+    elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.3, f"The note gives a batch size of {signals.batch_size}.")
+    if signals.batch_no_help:
+        yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
+        for cause in ("missing_no_grad", "reference_leak", "graph_retained"):
+            yield Vote(cause, 0.3, "Memory that a smaller batch cannot fix is memory kept from earlier batches.")
+
+
+@rule
+def long_sequences(data: RuleInput) -> Iterator[Vote]:
+    signals = data.signals
+    if signals.seq_len and signals.seq_len >= 4096 and signals.domains & {"llm", "encoder"}:
+        yield Vote("attention_quadratic", 0.5, f"At {signals.seq_len} tokens a naive attention matrix is "
+                   f"{signals.seq_len}² x heads x 4 bytes per layer.")
+        yield Vote("input_size_too_large", 0.45, f"A sequence length of {signals.seq_len} scales every activation.")
+
+
+@rule
+def framework_priors(data: RuleInput) -> Iterator[Vote]:
+    """Weak base rates, so a report always ranks the usual suspects for its framework."""
+    framework = data.framework
+    priors = {
+        "tensorflow": [("batch_too_large", 0.45), ("input_size_too_large", 0.2), ("other_process_or_device", 0.15)],
+        "jax": [("fragmentation", 0.25), ("batch_too_large", 0.25), ("other_process_or_device", 0.2)],
+        "llama.cpp": [("kv_cache_or_generation", 0.4), ("model_too_large", 0.35), ("framework_bug", 0.15)],
+        "onnxruntime": [("input_size_too_large", 0.35), ("batch_too_large", 0.25), ("attention_quadratic", 0.2)],
+    }.get(framework, [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("full_precision", 0.12),
+                      ("graph_retained", 0.1)])
+    for cause, weight in priors:
+        yield Vote(cause, weight, f"A common cause of {framework if framework != 'unknown' else 'GPU'} OOMs (base rate).")

@@ -1,0 +1,41 @@
+"""Memory of well-known accelerators, so a GPU named in a log or a note gives a capacity."""
+
+from __future__ import annotations
+
+import re
+
+GIB = 1024**3
+
+# (pattern, capacity in GB as marketed). Order matters: the more specific pattern first.
+_KNOWN_GPUS: list[tuple[str, float]] = [
+    (r"H200", 141), (r"H100.*(?:NVL|94)", 94), (r"H100|H800", 80), (r"GH200", 96), (r"B200", 180), (r"B100", 192),
+    (r"A100.*80|A800.*80|A100-SXM4-80|A100 80", 80), (r"A100|A800", 40), (r"A6000|RTX 6000 Ada|A40\b|L40", 48),
+    (r"A10G|A10\b|L4\b|A5000", 24), (r"A30\b", 24), (r"A4000", 16), (r"A2\b", 16),
+    (r"V100.*32|V100-SXM2-32", 32), (r"V100", 16), (r"T4\b", 16), (r"P100", 16), (r"P40\b", 24), (r"K80", 12),
+    (r"4090|3090|TITAN RTX", 24), (r"4080", 16), (r"4070 Ti", 12), (r"4070", 12), (r"4060 Ti", 16), (r"4060", 8),
+    (r"3080 Ti", 12), (r"3080", 10), (r"3070|3060 Ti", 8), (r"3060", 12), (r"2080 Ti|1080 Ti", 11),
+    (r"2080|2070|1080|1070", 8), (r"1660|1060", 6), (r"1050", 4), (r"TITAN V", 12), (r"TITAN X", 12),
+    (r"MI300X", 192), (r"MI250", 128), (r"MI210", 64), (r"MI100", 32), (r"7900 XTX", 24),
+]
+GPU_NAME = re.compile(
+    r"\b(?:NVIDIA |Tesla |Quadro |GeForce |AMD |Instinct |Radeon )*(?:"
+    r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
+    r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada)?|(?:RTX|GTX) ?\d{4}(?: Ti| SUPER)?|"
+    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?)\b"
+)
+
+
+def capacity_of_gpu(name: str) -> int | None:
+    """Capacity in bytes of a GPU by name, or None when unknown. An explicit '80GB' in the name wins."""
+    explicit = re.search(r"(\d{2,3})\s?GB", name, re.IGNORECASE)
+    if explicit:
+        return int(explicit.group(1)) * 10**9
+    for pattern, gigabytes in _KNOWN_GPUS:
+        if re.search(pattern, name, re.IGNORECASE):
+            return int(gigabytes * 10**9)
+    return None
+
+
+def find_gpu_name(text: str) -> str | None:
+    match = GPU_NAME.search(text)
+    return match.group(0).strip() if match else None

@@ -1,0 +1,229 @@
+"""Read a log of any size without holding it whole.
+
+A 2 GB log is scanned in 8 MiB chunks for the phrases that mark an OOM (or a recognised non-OOM
+CUDA error); only the head, the tail and a window of lines around each hit are kept as text.
+Everything downstream parses those windows, so memory and time stay bounded by the window sizes.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import InputError
+
+CHUNK_BYTES = 8 * 1024 * 1024
+BEFORE_BYTES = 64 * 1024  # a long traceback above the OOM line
+AFTER_BYTES = 24 * 1024  # a wrapped message, a JAX buffer dump, torchrun's summary
+HEAD_BYTES = 128 * 1024
+TAIL_BYTES = 64 * 1024
+MAX_REGIONS = 16
+
+# Phrases that start every OOM format we parse, plus recognised non-OOM CUDA errors (so they can be
+# reported as "not an OOM") and memory_summary tables. Case-insensitive, searched as bytes.
+TRIGGER_PHRASES = [
+    rb"out of (?:host )?memory",
+    rb"outofmemory",
+    rb"out_of_memory",
+    rb"resource_?\s?exhausted",
+    rb"oom when allocating",
+    rb"alloc(?:ation)?_failed",
+    rb"killed by signal",
+    rb"oom-kill",
+    rb"^killed\b",
+    rb"failed to allocate",
+    rb"failed to get convolution algorithm",
+    rb"could not create cudnn handle",
+    rb"failed to create cublas handle",
+    rb"cublas_status_not_initialized",
+    rb"defaultcpuallocator",
+    rb"bad_alloc",
+    rb"\bmemoryerror\b",
+    rb"insufficient memory",
+    rb"not enough memory",
+    rb"no available memory for the cache blocks",
+    rb"allocation on device",
+    rb"illegal memory access",
+    rb"device-side assert",
+    rb"too many resources requested",
+    rb"cuda failure",
+    rb"memory summary, device id",
+    rb"\bOOM\b",
+]
+# Python's regex engine tries every alternative at every byte, which costs ~30 s on 100 MB. So the
+# scan first finds cheap lower-case literal keys with bytes.find (memchr speed), then checks only the
+# lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
+# Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
+PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"convolution algorithm",
+                  b"device-side", b"too many resources"]
+TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Region:
+    """A window of the log around one or more trigger hits."""
+
+    offset: int
+    first_line: int | None
+    text: str
+
+
+@dataclass
+class LogView:
+    name: str
+    size_bytes: int
+    head: str
+    tail: str
+    regions: list[Region] = field(default_factory=list)
+    hits: int = 0
+    regions_dropped: int = 0
+
+    @property
+    def whole(self) -> str | None:
+        """The full text when the log was small enough to keep whole."""
+        return self.head if self.size_bytes <= HEAD_BYTES else None
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def looks_binary(sample: bytes) -> bool:
+    if not sample:
+        return False
+    if b"\x00" in sample[:8192]:
+        return True
+    text_chars = bytes(range(32, 127)) + b"\n\r\t\f\b\x1b"
+    nontext = sum(1 for byte in sample[:8192] if byte not in text_chars and byte < 128)
+    return nontext / min(len(sample), 8192) > 0.3
+
+
+def open_log(path: str | Path) -> LogView:
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a log file", path=str(path))
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    with handle:
+        return scan_log(handle, name=str(path))
+
+
+def view_from_text(text: str, name: str = "<text>") -> LogView:
+    return scan_log(io.BytesIO(text.encode("utf-8", errors="replace")), name=name)
+
+
+def scan_log(stream: BinaryIO, name: str) -> LogView:
+    """Scan a byte stream once; keep head, tail and the windows around trigger hits."""
+    head = b""
+    tail = b""
+    buffer = b""
+    base = 0  # absolute offset of buffer[0]
+    searched_to = 0
+    covered_to = -1
+    size = 0
+    view = LogView(name=name, size_bytes=0, head="", tail="")
+    raw_regions: list[tuple[int, bytes]] = []
+    while True:
+        data = stream.read(CHUNK_BYTES)
+        if size == 0 and looks_binary(data):
+            raise InputError("looks like a binary file, not a text log", path=name)
+        size += len(data)
+        if len(head) < HEAD_BYTES:
+            head += data[: HEAD_BYTES - len(head)]
+        buffer += data
+        eof = not data
+        limit = len(buffer) if eof else max(0, len(buffer) - AFTER_BYTES)
+        for match in _trigger_lines(buffer, max(0, searched_to - base), limit):
+            view.hits += 1
+            if base + match.start() < covered_to:
+                continue
+            if len(raw_regions) >= MAX_REGIONS:
+                view.regions_dropped += 1
+                covered_to = base + match.end()
+                continue
+            start = _line_start(buffer, max(0, match.start() - BEFORE_BYTES))
+            end = _line_end(buffer, match.end(), min(len(buffer), match.end() + AFTER_BYTES))
+            if raw_regions and base + start < raw_regions[-1][0] + len(raw_regions[-1][1]):
+                prev_offset, prev_text = raw_regions[-1]  # overlapping windows merge
+                merged_start = prev_offset - base
+                if merged_start >= 0:
+                    raw_regions[-1] = (prev_offset, buffer[merged_start:end])
+                else:
+                    overlap = prev_offset + len(prev_text) - base
+                    raw_regions[-1] = (prev_offset, prev_text + buffer[overlap:end])
+            else:
+                raw_regions.append((base + start, buffer[start:end]))
+            covered_to = base + end
+        searched_to = base + limit
+        if eof:
+            tail = buffer[-TAIL_BYTES:]
+            break
+        keep = buffer[-(BEFORE_BYTES + 2 * AFTER_BYTES) :]
+        base += len(buffer) - len(keep)
+        buffer = keep
+    view.size_bytes = size
+    view.head = decode(head)
+    view.tail = decode(tail) if size > HEAD_BYTES else ""
+    view.regions = [Region(offset=offset, first_line=None, text=decode(text)) for offset, text in raw_regions]
+    if size <= HEAD_BYTES:
+        for region in view.regions:
+            region.first_line = head.count(b"\n", 0, region.offset) + 1
+    return view
+
+
+@dataclass
+class _Hit:
+    """A verified trigger line inside the buffer (start of line, end of the matched phrase)."""
+
+    line_start: int
+    phrase_end: int
+
+    def start(self) -> int:
+        return self.line_start
+
+    def end(self) -> int:
+        return self.phrase_end
+
+
+def _trigger_lines(buffer: bytes, start: int, limit: int) -> list[_Hit]:
+    """Lines in ``buffer[start:limit]`` that hold a trigger phrase, in order."""
+    lowered = buffer[start:limit].lower()
+    line_starts: set[int] = set()
+    for key in PREFILTER_KEYS:
+        position = lowered.find(key)
+        while position != -1:
+            line_start = lowered.rfind(b"\n", 0, position) + 1
+            line_starts.add(line_start)
+            line_end = lowered.find(b"\n", position)
+            if line_end == -1:
+                break
+            position = lowered.find(key, line_end)
+    hits = []
+    for line_start in sorted(line_starts):
+        line_end = lowered.find(b"\n", line_start)
+        line = decode(buffer[start + line_start : start + (line_end if line_end != -1 else len(lowered))])
+        match = TRIGGER_TEXT.search(line)
+        if match:
+            hits.append(_Hit(start + line_start, start + line_start + len(line[: match.end()].encode())))
+    return hits
+
+
+def _line_start(buffer: bytes, position: int) -> int:
+    if position == 0:
+        return 0
+    newline = buffer.find(b"\n", position)
+    return newline + 1 if newline != -1 else position
+
+
+def _line_end(buffer: bytes, lower: int, position: int) -> int:
+    if position >= len(buffer):
+        return position
+    newline = buffer.rfind(b"\n", lower, position)
+    return newline + 1 if newline != -1 else position

@@ -1,0 +1,224 @@
+"""The typed spine: what collectors produce (``TriageContext``) and what the engine returns
+(``TriageReport``). Both round-trip through JSON and carry a ``schema_version``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Framework = Literal["pytorch", "tensorflow", "jax", "onnxruntime", "llama.cpp", "other", "unknown"]
+Backend = Literal["cuda", "hip", "xpu", "mps", "cpu", "tpu", "host", "unknown"]
+Phase = Literal["training", "evaluation", "generation", "loading", "optimizer_setup", "data_loading", "unknown"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GpuProcess(Model):
+    pid: int | None = None
+    used_bytes: int
+    is_self: bool = False
+
+
+class OomError(Model):
+    """One parsed out-of-memory message (or a recognised non-OOM error)."""
+
+    is_oom: bool = True
+    format: str = Field(description="id of the message format that matched, e.g. 'pytorch_sentence'")
+    framework: Framework = "unknown"
+    backend: Backend = "unknown"
+    exception_type: str | None = None
+    device_index: int | None = None
+    requested_bytes: int | None = None
+    total_bytes: int | None = None
+    free_bytes: int | None = None
+    allocated_bytes: int | None = None
+    reserved_bytes: int | None = None
+    reserved_unallocated_bytes: int | None = None
+    allowed_bytes: int | None = None
+    private_pool_bytes: int | None = None
+    self_process_bytes: int | None = None
+    processes: list[GpuProcess] = Field(default_factory=list)
+    tensor_shape: list[int] | None = None
+    tensor_dtype: str | None = None
+    operation: str | None = None
+    library: str | None = None
+    rank: int | None = None
+    line_number: int | None = None
+    raw_message: str
+
+
+class Environment(Model):
+    source: Literal["live", "log", "none"] = "none"
+    python_version: str | None = None
+    platform: str | None = None
+    torch_version: str | None = None
+    tensorflow_version: str | None = None
+    jax_version: str | None = None
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    driver_version: str | None = None
+    gpu_name: str | None = None
+    gpu_capacity_bytes: int | None = None
+    gpu_count: int | None = None
+    allocator_env: dict[str, str] = Field(default_factory=dict)
+    cuda_visible_devices: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+
+
+class Frame(Model):
+    filename: str
+    lineno: int | None = None
+    function: str | None = None
+    code: str | None = None
+    is_user: bool = True
+    source_context: list[str] = Field(default_factory=list)
+    context_first_line: int | None = None
+
+
+class StackTrace(Model):
+    frames: list[Frame] = Field(default_factory=list)
+    exception_line: str | None = None
+    chained: int = Field(0, description="earlier tracebacks chained to this one")
+    rank: int | None = None
+
+    @property
+    def user_frames(self) -> list[Frame]:
+        return [frame for frame in self.frames if frame.is_user]
+
+
+class MemoryStats(Model):
+    source: Literal["memory_stats", "memory_summary", "live"]
+    allocated_bytes: int | None = None
+    allocated_peak_bytes: int | None = None
+    reserved_bytes: int | None = None
+    reserved_peak_bytes: int | None = None
+    active_bytes: int | None = None
+    inactive_split_bytes: int | None = None
+    non_releasable_bytes: int | None = None
+    num_alloc_retries: int | None = None
+    num_ooms: int | None = None
+    raw: dict[str, float] = Field(default_factory=dict)
+
+
+class AllocationSite(Model):
+    location: str
+    bytes: int
+    count: int
+
+
+class SnapshotDigest(Model):
+    segments: int
+    reserved_bytes: int
+    allocated_bytes: int
+    active_bytes: int
+    inactive_bytes: int
+    largest_free_block_bytes: int
+    fragmentation: float = Field(description="1 - largest free block / all free cached bytes")
+    expandable_segments: bool = False
+    top_sites: list[AllocationSite] = Field(default_factory=list)
+    oom_requested_bytes: int | None = None
+    oom_device_free_bytes: int | None = None
+    trace_entries: int = 0
+
+
+class OpMemory(Model):
+    name: str
+    self_bytes: int = 0
+    total_bytes: int = 0
+    calls: int | None = None
+
+
+class ProfilerSummary(Model):
+    source: Literal["table", "chrome_trace"]
+    device: str = "cuda"
+    top_ops: list[OpMemory] = Field(default_factory=list)
+    peak_allocated_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    oom_events: int = 0
+
+
+class LogExcerpt(Model):
+    """The lines around the first OOM: what the LLM prompt quotes as evidence."""
+
+    text: str
+    first_line: int | None = None
+
+
+class TriageContext(Model):
+    """Everything the collectors found about one failure."""
+
+    schema_version: int = SCHEMA_VERSION
+    error: OomError | None = None
+    additional_ooms: int = Field(0, description="further OOM messages after the first")
+    failing_ranks: list[int] = Field(default_factory=list)
+    non_oom_errors: list[OomError] = Field(default_factory=list)
+    environment: Environment = Field(default_factory=Environment)
+    stack: StackTrace | None = None
+    memory_stats: MemoryStats | None = None
+    snapshot: SnapshotDigest | None = None
+    profiler: list[ProfilerSummary] = Field(default_factory=list)
+    excerpt: LogExcerpt | None = None
+    note: str | None = None
+    sources: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+class Fix(Model):
+    kind: str = Field(description="fix kind from the catalog (oomtriage.engine.fixes)")
+    title: str
+    how: str = Field(description="what to change, in words")
+    snippet: str | None = None
+    expected_saving: str | None = None
+    env: dict[str, str] = Field(default_factory=dict, description="environment variables to set")
+    source: Literal["rules", "llm"] = "rules"
+
+
+class Cause(Model):
+    id: str
+    title: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[str] = Field(default_factory=list)
+    fixes: list[Fix] = Field(default_factory=list)
+    agreement: Literal["both", "rules_only", "llm_only"] | None = None
+
+
+class Fact(Model):
+    name: str
+    value: float | int | str | bool | None
+    text: str
+
+
+class EngineInfo(Model):
+    used: Literal["rules", "llm"] = "rules"
+    model: str | None = None
+    fallback_reason: str | None = None
+    exchange_id: str | None = None
+
+
+class TriageReport(Model):
+    schema_version: int = SCHEMA_VERSION
+    detected: bool
+    error: OomError | None = None
+    additional_ooms: int = 0
+    phase: Phase = "unknown"
+    explanation: list[str] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    causes: list[Cause] = Field(default_factory=list)
+    engine: EngineInfo = Field(default_factory=EngineInfo)
+    non_oom_errors: list[OomError] = Field(default_factory=list)
+    environment: Environment = Field(default_factory=Environment)
+    sources: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def fact(self, name: str) -> Fact | None:
+        return next((fact for fact in self.facts if fact.name == name), None)

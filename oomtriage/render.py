@@ -1,0 +1,102 @@
+"""Reports as text (rich), Markdown or JSON. Pure functions from a report to a string."""
+
+from __future__ import annotations
+
+from oomtriage.models import TriageReport
+from oomtriage.sizes import format_size
+
+
+def to_json(report: TriageReport) -> str:
+    return report.model_dump_json(indent=2)
+
+
+def _headline(report: TriageReport) -> str:
+    error = report.error
+    if error is None:
+        return "No out-of-memory error found." if not report.causes else "Suspected OOM (no message in the log)."
+    where = f"{error.framework}/{error.backend}"
+    asked = f", tried to allocate {format_size(error.requested_bytes)}" if error.requested_bytes is not None else ""
+    return f"OOM [{error.format}] on {where}{asked}"
+
+
+def to_markdown(report: TriageReport) -> str:
+    lines = [f"# oomtriage report", "", f"**{_headline(report)}**", ""]
+    if report.error:
+        lines += ["```", report.error.raw_message.strip(), "```", ""]
+    if report.explanation:
+        lines += ["## What the numbers say", ""] + [f"- {text}" for text in report.explanation] + [""]
+    if report.causes:
+        lines += ["## Likely causes", ""]
+        for rank, cause in enumerate(report.causes, 1):
+            lines += [f"### {rank}. {cause.title} (`{cause.id}`, confidence {cause.confidence:.2f})", ""]
+            lines += [f"- {item}" for item in cause.evidence] + [""]
+            for fix in cause.fixes:
+                saving = f" (saves: {fix.expected_saving})" if fix.expected_saving else ""
+                lines += [f"**Fix: {fix.title}**{saving}. {fix.how}", ""]
+                if fix.snippet:
+                    lines += ["```python", fix.snippet, "```", ""]
+    lines += _footer(report)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _footer(report: TriageReport) -> list[str]:
+    lines = []
+    engine = report.engine
+    produced = f"Ranked by: {'the rule engine' if engine.used == 'rules' else engine.model or 'an LLM'}"
+    if engine.fallback_reason:
+        produced += f" (LLM not used: {engine.fallback_reason})"
+    lines.append(produced)
+    for warning in report.warnings:
+        lines.append(f"Warning: {warning}")
+    return lines
+
+
+def to_text(report: TriageReport, *, color: bool = True, width: int | None = None) -> str:
+    """A terminal report rendered with rich; returns the rendered string."""
+    from rich.console import Console
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    console = Console(record=True, width=width or 100, force_terminal=color, color_system="standard" if color else None,
+                      file=_NullFile())
+    from rich.markup import escape
+
+    console.print(Panel(escape(_headline(report)), title="oomtriage", style="bold red" if report.error else "bold"))
+    if report.error:
+        console.print(report.error.raw_message.strip(), style="dim", markup=False, highlight=False)
+    if report.explanation:
+        console.print("\n[bold]What the numbers say[/bold]")
+        for text in report.explanation:
+            console.print(f"  • {text}", markup=False, highlight=False)
+    if report.causes:
+        table = Table(title="Likely causes", show_lines=False, expand=True)
+        table.add_column("#", justify="right", width=2)
+        table.add_column("cause")
+        table.add_column("confidence", justify="right", width=10)
+        for rank, cause in enumerate(report.causes, 1):
+            table.add_row(str(rank), f"{escape(cause.title)}\n[dim]{cause.id}[/dim]", f"{cause.confidence:.2f}")
+        console.print(table)
+        for rank, cause in enumerate(report.causes[:3], 1):
+            console.print(f"\n[bold]{rank}. {escape(cause.title)}[/bold] [dim]({cause.id})[/dim]")
+            for item in cause.evidence:
+                console.print(f"   evidence: {item}", markup=False, highlight=False)
+            for fix in cause.fixes[:2]:
+                saving = f"  [saves {fix.expected_saving}]" if fix.expected_saving else ""
+                console.print(f"   fix: {fix.title}{saving}", markup=False, highlight=False)
+                if fix.snippet:
+                    console.print(Syntax(fix.snippet, "python", theme="ansi_dark", indent_guides=False, padding=(0, 5)))
+    for line in _footer(report):
+        console.print(line, style="dim", markup=False, highlight=False)
+    return console.export_text(styles=color)
+
+
+class _NullFile:
+    def write(self, _: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
+RENDERERS = {"json": to_json, "markdown": to_markdown}

@@ -1,0 +1,59 @@
+"""Byte sizes as the frameworks print them, in all three dialects.
+
+PyTorch prints ``12.34 GiB`` / ``0 bytes`` (binary units, a space), MPS prints ``12.34 GB``
+(also binary: its ``format_size`` divides by 1024), XLA/TF print ``12.34GiB`` / ``0B`` with no space,
+and TF driver lines print ``32.00M (33554432 bytes)``. Everything here is base-1024, because every
+one of those printers divides by 1024.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNIT_POWER = {
+    "b": 0, "byte": 0, "bytes": 0,
+    "k": 1, "kb": 1, "kib": 1,
+    "m": 2, "mb": 2, "mib": 2,
+    "g": 3, "gb": 3, "gib": 3,
+    "t": 4, "tb": 4, "tib": 4,
+    "p": 5, "pb": 5, "pib": 5,
+}
+
+# One number and one unit; the unit must not run into a following word ("MiBs" is not a size).
+SIZE_PATTERN = r"\d+(?:\.\d+)?\s?(?:bytes|byte|[KMGTP]i?B|[KMGTP]|B)(?![A-Za-z])"
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """Parse ``'1.50 GiB'``, ``'4.89GiB'``, ``'12.00 MB'``, ``'32.00M'`` or ``'0 bytes'`` into bytes."""
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise ValueError(f"not a size: {text!r}")
+    number, unit = match.groups()
+    power = _UNIT_POWER.get(unit.lower())
+    if power is None:
+        raise ValueError(f"unknown size unit in {text!r}")
+    return int(round(float(number) * (1024**power)))
+
+
+def format_size(size: int | None) -> str:
+    """Format bytes the way PyTorch's ``format_size`` does (bytes/KiB/MiB/GiB, two decimals)."""
+    if size is None:
+        return "unknown"
+    sign = "-" if size < 0 else ""
+    size = abs(size)
+    if size <= 1024:
+        return f"{sign}{size} bytes"
+    for unit, power in (("KiB", 1), ("MiB", 2), ("GiB", 3)):
+        if size <= 1024 ** (power + 1) or unit == "GiB":
+            return f"{sign}{size / 1024**power:.2f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def parse_size_arg(text: str) -> int:
+    """Parse a size a user typed on the command line (``8GiB``, ``8G``, ``512MiB``, ``1e9``)."""
+    text = text.strip()
+    try:
+        return int(float(text))
+    except ValueError:
+        return parse_size(text)
