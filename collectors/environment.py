@@ -55,7 +55,12 @@ def parse_environment_text(text: str) -> Environment:
     if gpu:
         fields["gpu_name"] = gpu
         fields["gpu_capacity_bytes"] = capacity_of_gpu(gpu)
-    allocator_env = {name: value for name, value in re.findall(rf"\b({'|'.join(ALLOCATOR_ENV_VARS)})=([^\s'\"]+)", text)}
+    # PyTorch's own OOM hint says "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True": not a setting.
+    allocator_env = {
+        match.group(1): match.group(2)
+        for match in re.finditer(rf"\b({'|'.join(ALLOCATOR_ENV_VARS)})=([^\s'\"]+)", text)
+        if "setting" not in text[max(0, match.start() - 16) : match.start()]
+    }
     if allocator_env:
         fields["allocator_env"] = allocator_env
     visible = re.search(r"CUDA_VISIBLE_DEVICES=([\d,]+)", text)

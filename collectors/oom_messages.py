@@ -3,6 +3,7 @@ later ones are counted, and recognised non-OOM errors are kept so the report can
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 
@@ -12,8 +13,12 @@ from oomtriage.logread import TRIGGER_TEXT, LogView
 from oomtriage.models import OomError
 
 from . import ContextPart, register
-from . import not_oom, oom_host, oom_jax, oom_libraries, oom_pytorch, oom_runtime, oom_tensorflow  # noqa: F401  (registration order)
 from .message_formats import FORMATS, Window
+
+# Formats are tried in this module order: specific before generic, non-OOM look-alikes first.
+FORMAT_MODULES = ("not_oom", "oom_pytorch", "oom_tensorflow", "oom_jax", "oom_libraries", "oom_host", "oom_runtime")
+for _module in FORMAT_MODULES:
+    importlib.import_module(f"{__package__}.{_module}")
 
 RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:?\s?|^\s*rank(\d+)\]?:\s")
 EXCEPTION_PREFIX = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exhausted))(?: \(see above for traceback\))?\s*:?\s*$")

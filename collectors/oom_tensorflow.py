@@ -58,6 +58,8 @@ def parse_oom_tensor(match: re.Match[str], window: Window) -> Fields:
 
 @message_format("tensorflow_resource_exhausted", r"ResourceExhaustedError\b[^\n]*?\bOOM\b|Resource exhausted: OOM")
 def parse_resource_exhausted(match: re.Match[str], window: Window) -> Fields:
+    if "OOM" not in window.lines[0]:
+        raise ValueError("'Graph execution error:' header; the OOM line that follows is parsed on its own")
     return {"framework": "tensorflow", "raw_message": window.lines[0].strip(), "exception_type": "ResourceExhaustedError"}
 
 

@@ -52,8 +52,12 @@ def looks_like_chrome_trace(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("traceEvents"), list)
 
 
+_DEVICE_TYPES = {0: "cpu", 1: "cuda"}
+
+
 def parse_chrome_trace(data: dict[str, Any]) -> ProfilerSummary:
-    peak_allocated = peak_reserved = None
+    """Peak totals per device from ``[memory]`` events; the accelerator's when there is one."""
+    peaks: dict[str, list[int | None]] = {}
     ooms = 0
     for event in data.get("traceEvents", []):
         if not isinstance(event, dict):
@@ -62,15 +66,18 @@ def parse_chrome_trace(data: dict[str, Any]) -> ProfilerSummary:
         args = event.get("args") or {}
         if name == "[OutOfMemory]":
             ooms += 1
-        if name != "[memory]" or args.get("Device Type") not in (1, 2):  # CUDA / HIP devices
+        if name != "[memory]":
             continue
-        allocated, reserved = args.get("Total Allocated"), args.get("Total Reserved")
-        if isinstance(allocated, (int, float)):
-            peak_allocated = max(peak_allocated or 0, int(allocated))
-        if isinstance(reserved, (int, float)):
-            peak_reserved = max(peak_reserved or 0, int(reserved))
-    return ProfilerSummary(source="chrome_trace", peak_allocated_bytes=peak_allocated,
-                           peak_reserved_bytes=peak_reserved, oom_events=ooms)
+        device = _DEVICE_TYPES.get(args.get("Device Type"), "accelerator")
+        peak = peaks.setdefault(device, [None, None])
+        for index, key in enumerate(("Total Allocated", "Total Reserved")):
+            value = args.get(key)
+            if isinstance(value, (int, float)):
+                peak[index] = max(peak[index] or 0, int(value))
+    device = next((name for name in peaks if name != "cpu"), "cpu")
+    allocated, reserved = peaks.get(device, [None, None])
+    return ProfilerSummary(source="chrome_trace", device=device, peak_allocated_bytes=allocated,
+                           peak_reserved_bytes=reserved, oom_events=ooms)
 
 
 class ProfilerTableCollector:

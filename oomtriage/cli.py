@@ -71,13 +71,19 @@ def analyze(
     emit(rendered, output)
 
 
-@app.callback()
-def main_options(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True)) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from . import __version__
 
         typer.echo(__version__)
         raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+) -> None:
+    """Turn a GPU out-of-memory failure into a ranked, evidence-backed diagnosis."""
 
 
 def main() -> None:

@@ -210,6 +210,7 @@ class TriageReport(Model):
     detected: bool
     error: OomError | None = None
     additional_ooms: int = 0
+    failing_ranks: list[int] = Field(default_factory=list)
     phase: Phase = "unknown"
     explanation: list[str] = Field(default_factory=list)
     facts: list[Fact] = Field(default_factory=list)

@@ -34,13 +34,29 @@ def to_markdown(report: TriageReport) -> str:
                 saving = f" (saves: {fix.expected_saving})" if fix.expected_saving else ""
                 lines += [f"**Fix: {fix.title}**{saving}. {fix.how}", ""]
                 if fix.snippet:
-                    lines += ["```python", fix.snippet, "```", ""]
+                    lines += [f"```{_language(fix.snippet)}", fix.snippet, "```", ""]
     lines += _footer(report)
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _language(snippet: str) -> str:
+    return "bash" if snippet.split(" ", 1)[0] in ("export", "pip", "nvidia-smi", "docker") else "python"
+
+
+def _environment_line(report: TriageReport) -> str | None:
+    env = report.environment
+    parts = [f"torch {env.torch_version}" if env.torch_version else None,
+             f"tensorflow {env.tensorflow_version}" if env.tensorflow_version else None,
+             f"jax {env.jax_version}" if env.jax_version else None,
+             f"CUDA {env.cuda_version}" if env.cuda_version else None,
+             env.gpu_name, f"driver {env.driver_version}" if env.driver_version else None]
+    parts += [f"{name}={value}" for name, value in env.allocator_env.items()]
+    found = [part for part in parts if part]
+    return "Environment: " + ", ".join(found) if found else None
+
+
 def _footer(report: TriageReport) -> list[str]:
-    lines = []
+    lines = [line for line in [_environment_line(report)] if line]
     engine = report.engine
     produced = f"Ranked by: {'the rule engine' if engine.used == 'rules' else engine.model or 'an LLM'}"
     if engine.fallback_reason:
@@ -85,7 +101,7 @@ def to_text(report: TriageReport, *, color: bool = True, width: int | None = Non
                 saving = f"  [saves {fix.expected_saving}]" if fix.expected_saving else ""
                 console.print(f"   fix: {fix.title}{saving}", markup=False, highlight=False)
                 if fix.snippet:
-                    console.print(Syntax(fix.snippet, "python", theme="ansi_dark", indent_guides=False, padding=(0, 5)))
+                    console.print(Syntax(fix.snippet, _language(fix.snippet), theme="ansi_dark", indent_guides=False, padding=(0, 5)))
     for line in _footer(report):
         console.print(line, style="dim", markup=False, highlight=False)
     return console.export_text(styles=color)

@@ -62,6 +62,7 @@ def triage(context: TriageContext) -> TriageReport:
         detected=detected,
         error=context.error,
         additional_ooms=context.additional_ooms,
+        failing_ranks=context.failing_ranks,
         non_oom_errors=context.non_oom_errors,
         environment=context.environment,
         sources=context.sources,

@@ -77,7 +77,8 @@ def compute_numbers(context: TriageContext, signals: Signals) -> Numbers:
         numbers.reserved = numbers.reserved if numbers.reserved is not None else stats.reserved_bytes
         if numbers.unallocated is None and numbers.allocated is not None and numbers.reserved is not None:
             numbers.unallocated = max(0, numbers.reserved - numbers.allocated)
-    numbers.capacity = numbers.allowed or numbers.total or context.environment.gpu_capacity_bytes or signals.note_gpu_capacity
+    limits = [value for value in (numbers.allowed, numbers.total) if value]
+    numbers.capacity = min(limits) if limits else context.environment.gpu_capacity_bytes or signals.note_gpu_capacity
     describe(numbers, context, signals)
     return numbers
 

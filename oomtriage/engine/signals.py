@@ -177,8 +177,11 @@ def detect_phase(context: TriageContext, note: str) -> tuple[Phase, str | None]:
     """The innermost frame that names a phase wins; the note decides when frames say nothing."""
     if context.error and context.error.backend == "host" and "DataLoader" in (context.error.raw_message or ""):
         return "data_loading", "a DataLoader worker died"
-    frames = list(reversed(context.stack.frames)) if context.stack else []
-    for frame in frames:  # innermost first: the frame nearest the failure names the phase
+    stack = list(reversed(context.stack.frames)) if context.stack else []
+    # Innermost first, the user's own frames before library frames: the user's frame nearest the
+    # failure names the phase (a library's `_engine_run_backward` says less than `validate()`).
+    frames = [frame for frame in stack if frame.is_user] + [frame for frame in stack if not frame.is_user]
+    for frame in frames:
         text = f"{frame.function or ''} {frame.code or ''}"
         for phase, pattern in _PHASE_FRAME_PATTERNS:
             if _search(pattern, text):

@@ -1,0 +1,139 @@
+"""Every OOM format of the reference, through the real CLI, with the fields each format carries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from oomtriage.cli import app
+from tests.conftest import LOGS
+
+GIB = 1024**3
+MIB = 1024**2
+
+# fixture -> (format, backend, expected error fields (bytes rounded to 0.01 of the printed unit))
+EXPECTED = {
+    "pytorch_a_thc.log": ("pytorch_thc", "cuda", {"exception_type": "RuntimeError"}),
+    "pytorch_b_cached.log": ("pytorch_parenthesised", "cuda", {"requested_bytes": 16 * GIB, "device_index": 0, "allocated_bytes": 4 * GIB}),
+    "pytorch_c_reserved.log": ("pytorch_parenthesised", "cuda", {"requested_bytes": 152 * MIB, "reserved_bytes": round(30.70 * GIB)}),
+    "pytorch_c_hint.log": ("pytorch_parenthesised", "cuda", {"exception_type": "OutOfMemoryError", "free_bytes": round(1.04 * GIB)}),
+    "pytorch_c_allowed.log": ("pytorch_parenthesised", "cuda", {"allowed_bytes": 4 * GIB}),
+    "pytorch_d1_capacty.log": ("pytorch_sentence", "cuda", {"total_bytes": round(15.90 * GIB), "reserved_unallocated_bytes": round(410.41 * MIB),
+                                                           "self_process_bytes": round(15.32 * GIB)}),
+    "pytorch_d2_expandable.log": ("pytorch_sentence", "cuda", {"requested_bytes": round(19.68 * GIB), "free_bytes": round(11.88 * GIB)}),
+    "pytorch_d3_other_process.log": ("pytorch_sentence", "cuda", {"device_index": 1, "exception_type": "torch.OutOfMemoryError"}),
+    "pytorch_d3_private_pools_hip.log": ("pytorch_sentence", "hip", {"private_pool_bytes": 17 * MIB, "allowed_bytes": round(1.05 * GIB)}),
+    "pytorch_hip.log": ("pytorch_sentence", "hip", {"allocated_bytes": 0, "requested_bytes": 16 * GIB}),
+    "pytorch_xpu.log": ("pytorch_sentence", "xpu", {"requested_bytes": 4 * GIB}),
+    "pytorch_mps.log": ("pytorch_mps", "mps", {"requested_bytes": GIB, "allowed_bytes": round(18.13 * GIB)}),
+    "pytorch_cuda_malloc_async.log": ("pytorch_cuda_malloc_async", "cuda", {"requested_bytes": round(1.5 * GIB), "free_bytes": round(18.06 * MIB)}),
+    "pytorch_cpu_allocator.log": ("pytorch_cpu_allocator", "cpu", {"requested_bytes": 137438953472}),
+    "cuda_raw_accelerator.log": ("cuda_runtime_error", "cuda", {"exception_type": "torch.AcceleratorError"}),
+    "cublas_alloc.log": ("cublas_alloc_failed", "cuda", {"library": "cublas"}),
+    "cudnn_alloc.log": ("cudnn_alloc_failed", "cuda", {"library": "cudnn"}),
+    "nccl_oom.log": ("nccl_cuda_oom", "cuda", {"library": "nccl", "rank": 7}),
+    "tf1_graph.log": ("tensorflow_oom_tensor", "cuda", {"tensor_shape": [64, 2016, 9, 9], "tensor_dtype": "float"}),
+    "tf2_fit.log": ("tensorflow_oom_tensor", "cuda", {"tensor_shape": [16, 64, 64, 64], "exception_type": "ResourceExhaustedError"}),
+    "tf_eager.log": ("tensorflow_oom_tensor", "cuda", {"operation": "FusedBatchNorm"}),
+    "tf_driver.log": ("tensorflow_driver", "cuda", {"requested_bytes": 33554432}),
+    "jax_buffer_dump.log": ("xla_resource_exhausted", "cuda", {"requested_bytes": 2110783616, "tensor_shape": [5104, 257152]}),
+    "jax_xla_runtime.log": ("xla_resource_exhausted", "cuda", {"requested_bytes": 34912723376}),
+    "jax_rocm.log": ("xla_failed_request", "unknown", {"requested_bytes": round(154.06 * GIB)}),
+    "tpu_compile.log": ("xla_tpu_compile", "tpu", {"total_bytes": 32 * GIB}),
+    "host_dataloader_killed.log": ("dataloader_worker_killed", "host", {}),
+    "host_bus_error.log": ("dataloader_worker_killed", "host", {}),
+    "host_killed.log": ("process_killed", "host", {}),
+    "host_slurm.log": ("cgroup_oom_kill", "host", {}),
+    "chained_traceback.log": ("pytorch_sentence", "cuda", {"requested_bytes": 20 * MIB}),
+    "multirank_torchrun.log": ("pytorch_sentence", "cuda", {"rank": 1}),
+    "memory_summary_old.log": ("pytorch_parenthesised", "cuda", {"requested_bytes": round(9.91 * GIB)}),
+}
+NOT_OOM = {
+    "not_oom_illegal_access.log": "cuda_illegal_address",
+    "not_oom_device_assert.log": "cuda_device_assert",
+    "not_oom_launch_resources.log": "cuda_launch_resources",
+    "tf_not_a_failure.log": "tensorflow_not_a_failure",
+}
+runner = CliRunner()
+
+
+def analyze(path) -> dict:
+    result = runner.invoke(app, ["analyze", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_every_fixture_is_covered():
+    assert set(EXPECTED) | set(NOT_OOM) == {path.name for path in LOGS.glob("*.log")}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_oom_format_is_parsed(name):
+    report = analyze(LOGS / name)
+    expected_format, backend, fields = EXPECTED[name]
+    assert report["detected"] is True
+    error = report["error"]
+    assert error["format"] == expected_format
+    assert error["backend"] == backend
+    for key, value in fields.items():
+        if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bytes") and value > 1024:
+            assert error[key] == pytest.approx(value, rel=0.001), key  # printed with two decimals
+        else:
+            assert error[key] == value, key
+    assert report["causes"], "an OOM always gets ranked causes"
+    assert all(0 <= cause["confidence"] <= 1 and cause["evidence"] for cause in report["causes"])
+
+
+@pytest.mark.parametrize("name", sorted(NOT_OOM))
+def test_non_oom_errors_are_not_alarms(name):
+    report = analyze(LOGS / name)
+    assert report["detected"] is False
+    assert report["causes"] == []
+    assert report["non_oom_errors"][0]["format"] == NOT_OOM[name]
+    assert "not" in report["explanation"][0].lower()
+
+
+def test_multirank_log_counts_ranks_and_extra_ooms():
+    report = analyze(LOGS / "multirank_torchrun.log")
+    assert report["failing_ranks"] == [0, 1]
+    assert report["additional_ooms"] == 1
+
+
+def test_sentence_form_explains_numbers_in_plain_words():
+    report = analyze(LOGS / "pytorch_d1_capacty.log")
+    text = " ".join(report["explanation"])
+    assert "reserved but not in use" in text and "free" in text
+    names = {fact["name"] for fact in report["facts"]}
+    assert {"requested_bytes", "capacity_bytes", "allocated_bytes", "reserved_unallocated_bytes", "free_bytes"} <= names
+
+
+def test_other_process_is_named_and_ranked_first():
+    report = analyze(LOGS / "pytorch_d3_other_process.log")
+    assert report["causes"][0]["id"] == "other_process_or_device"
+    other = next(f for f in report["facts"] if f["name"] == "other_processes_bytes")
+    assert other["value"] == pytest.approx(51.82 * GIB, rel=0.001)
+
+
+def test_request_larger_than_device_is_flagged():
+    report = analyze(LOGS / "pytorch_hip.log")
+    exceeds = next(f for f in report["facts"] if f["name"] == "request_exceeds_device")
+    assert exceeds["value"] is True
+    assert report["causes"][0]["id"] in {"input_size_too_large", "batch_too_large", "attention_quadratic", "large_logits"}
+
+
+def test_allowed_cap_is_reported():
+    report = analyze(LOGS / "pytorch_c_allowed.log")
+    assert report["causes"][0]["id"] == "other"
+    assert "memory fraction" in report["causes"][0]["evidence"][0] or "caps" in report["causes"][0]["evidence"][0]
+
+
+def test_memory_summary_in_log_is_parsed():
+    from oomtriage.context import build_context
+
+    context = build_context([LOGS / "memory_summary_old.log"])
+    assert context.memory_stats.source == "memory_summary"
+    assert context.memory_stats.reserved_bytes == 12420 * MIB
+    assert context.memory_stats.allocated_peak_bytes == 4877 * MIB
+    assert context.memory_stats.num_alloc_retries == 1
