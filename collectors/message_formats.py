@@ -26,10 +26,17 @@ class Window:
 @dataclass(frozen=True)
 class MessageFormat:
     name: str
-    pattern: re.Pattern[str]
+    source: str
+    flags: int
     parse: Callable[[re.Match[str], Window], Fields]
     primary: bool  # an exception-level message, not a log line that precedes one
     is_oom: bool
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        # Compiled on first use (re caches it): most runs try only the first few formats, and
+        # compiling all of them up front costs more than the analysis of a typical log.
+        return re.compile(self.source, self.flags)
 
 
 FORMATS: list[MessageFormat] = []
@@ -39,7 +46,7 @@ def message_format(name: str, pattern: str, *, flags: int = 0, primary: bool = T
     """Register ``parse(match, window) -> OomError fields`` for messages matching ``pattern``."""
 
     def register(parse: Callable[[re.Match[str], Window], Fields]):
-        FORMATS.append(MessageFormat(name, re.compile(pattern, flags), parse, primary, is_oom))
+        FORMATS.append(MessageFormat(name, pattern, flags, parse, primary, is_oom))
         return parse
 
     return register

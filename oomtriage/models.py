@@ -15,7 +15,7 @@ Phase = Literal["training", "evaluation", "generation", "loading", "optimizer_se
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class GpuProcess(Model):
