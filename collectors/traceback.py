@@ -24,7 +24,7 @@ LIBRARY_PATH = re.compile(
     r"site-packages|dist-packages|/lib/python\d|<frozen|/torch/|/tensorflow/|/jax/|/jaxlib/|\\lib\\|"
     r"/usr/lib/|/opt/conda/lib|<string>|/transformers/|/accelerate/|/deepspeed/"
 )
-CONTEXT_LINES = 3
+CONTEXT_LINES = 8  # enough to show the loop around the failing line (where leaks live)
 
 
 def is_library_path(filename: str) -> bool:

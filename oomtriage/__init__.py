@@ -6,5 +6,20 @@ the functions that need them, so ``import oomtriage; oomtriage.install()`` costs
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["__version__", "install", "load_ipython_extension"]
+
+
+def install(report_dir: Any = None) -> bool:
+    """Triage any OOM that escapes the program (see ``oomtriage.hook``)."""
+    from .hook import install as install_hook
+
+    return install_hook(report_dir)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .hook import load_ipython_extension as load
+
+    load(ipython)

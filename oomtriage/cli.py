@@ -80,6 +80,38 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    command: List[str] = typer.Argument(..., help="The command to run, after --: oomtriage run -- python train.py"),
+    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Run on CPU against a simulated GPU of this size, e.g. 8GiB."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop cleanly after N optimizer steps."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write the triage report (JSON, as analyze) here."),
+    measure: Optional[Path] = typer.Option(None, "--measure", help="Write the run's peak memory (JSON) here."),
+    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where the hook writes per-rank reports."),
+    note: Optional[str] = typer.Option(None, "--note", "-n", help="What you know about the run."),
+) -> None:
+    """Run a command with OOM triage installed; returns the command's exit code."""
+    from .render import to_text
+    from .run import run_command
+    from .sizes import parse_size_arg
+
+    try:
+        capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
+    except ValueError:
+        fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
+    try:
+        result = run_command(list(command), simulate_gpu=capacity, max_steps=max_steps,
+                             measure_file=str(measure) if measure else None, note=note,
+                             report_dir=str(report_dir) if report_dir else None)
+    except OomtriageError as error:
+        fail(str(error))
+    if result.report is not None:
+        sys.stderr.write(to_text(result.report, color=sys.stderr.isatty()))
+        if report is not None:
+            emit(result.report.model_dump_json(indent=2), report)
+    raise typer.Exit(result.returncode)
+
+
 @app.callback()
 def main_options(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),

@@ -151,6 +151,18 @@ class LogExcerpt(Model):
     first_line: int | None = None
 
 
+class RuntimeInfo(Model):
+    """What the process knew at the moment of the OOM (captured by the hook, not from a log)."""
+
+    simulated: bool = False
+    argv: list[str] = Field(default_factory=list)
+    steps_completed: int | None = None
+    grad_enabled: bool | None = None
+    autocast_enabled: bool | None = None
+    dtype_shares: dict[str, float] = Field(default_factory=dict, description="share of live tensor bytes per dtype")
+    pid: int | None = None
+
+
 class TriageContext(Model):
     """Everything the collectors found about one failure."""
 
@@ -165,9 +177,26 @@ class TriageContext(Model):
     snapshot: SnapshotDigest | None = None
     profiler: list[ProfilerSummary] = Field(default_factory=list)
     excerpt: LogExcerpt | None = None
+    runtime: RuntimeInfo | None = None
     note: str | None = None
     sources: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+
+
+class Measurement(Model):
+    """Peak memory and the numerics fingerprint of one run (written by the child at exit)."""
+
+    schema_version: int = SCHEMA_VERSION
+    device: Literal["cuda", "simulated", "cpu"]
+    capacity_bytes: int | None = None
+    peak_allocated_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    num_alloc_retries: int | None = None
+    oom: bool = False
+    exit: Literal["completed", "max_steps", "oom", "error"] = "completed"
+    steps: int = 0
+    losses: list[float] = Field(default_factory=list)
+    grad_norms: list[float] = Field(default_factory=list)
 
 
 # --- report ---------------------------------------------------------------------------------

@@ -192,6 +192,25 @@ def detect_phase(context: TriageContext, note: str) -> tuple[Phase, str | None]:
     return "unknown", None
 
 
+def read_runtime(context: TriageContext, signals: Signals) -> None:
+    """What the live process told the hook: its arguments, steps done, grad and autocast state."""
+    runtime = context.runtime
+    from_argv = Signals()
+    read_numbers(" ".join(runtime.argv[1:]), from_argv)
+    for name in ("batch_size", "seq_len"):
+        if getattr(signals, name) is None and getattr(from_argv, name) is not None:
+            setattr(signals, name, getattr(from_argv, name))
+            signals.evidence[name] = f"the command line: {' '.join(runtime.argv[1:])[:120]}"
+    steps = runtime.steps_completed
+    if steps is not None and signals.phase in ("training", "unknown"):
+        if steps == 0:
+            signals.immediate = True
+            signals.evidence["immediate"] = "no optimizer step completed before the OOM"
+        elif steps >= 2:
+            signals.growth = True
+            signals.evidence["growth"] = f"{steps} optimizer steps completed before the OOM"
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = context.note or ""
     frames = frame_text(context)
@@ -199,6 +218,8 @@ def read_signals(context: TriageContext) -> Signals:
     signals = Signals()
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals)
+    if context.runtime:
+        read_runtime(context, signals)
     flags = {
         "growth": (_GROWTH, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
         "repeated_calls": (_REPEATED, note), "upgrade_regression": (_UPGRADE, note),

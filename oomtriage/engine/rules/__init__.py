@@ -41,6 +41,6 @@ def rule(function: Rule) -> Rule:
 
 
 def all_rules() -> list[Rule]:
-    from . import code, messages, numbers, phases, workload  # noqa: F401  (registration)
+    from . import code, live, messages, numbers, phases, workload  # noqa: F401  (registration)
 
     return RULES

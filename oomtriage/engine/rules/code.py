@@ -32,7 +32,8 @@ def code_patterns(data: RuleInput) -> Iterator[Vote]:
             break
     for line in lines:
         if "retain_graph=True" in line:
-            yield Vote("graph_retained", 0.7, f"`{line}` keeps the graph alive after backward.")
+            yield Vote("graph_retained", 0.45, f"`{line}` keeps the graph (and its saved activations) after backward, "
+                       "for as long as anything references it.")
             break
     for line in lines:
         if _APPENDED_OUTPUT.search(line) and ".detach()" not in line and ".cpu()" not in line:

@@ -20,7 +20,7 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
     if n.free is not None and n.free < n.requested <= n.free + n.unallocated:
         # A cache that is a sliver of the device cannot be what stops the run, even if it "covers" a small request.
         significant = not n.capacity or n.unallocated >= 0.05 * n.capacity
-        strength = (0.75 if n.unallocated >= n.requested else 0.55) if significant else 0.25
+        strength = (0.75 if n.unallocated >= 2 * n.requested else 0.55) if significant else 0.25
         yield Vote("fragmentation", strength, f"{format_size(n.unallocated)} was reserved but unallocated and "
                    f"{format_size(n.free)} free, together more than the {format_size(n.requested)} requested, yet no "
                    "block was large enough: the cache is fragmented.")
@@ -36,7 +36,8 @@ def snapshot_and_stats(data: RuleInput) -> Iterator[Vote]:
         yield Vote("fragmentation", 0.7, f"The snapshot shows {format_size(snapshot.inactive_bytes)} of free cached "
                    f"blocks, but the largest is only {format_size(snapshot.largest_free_block_bytes)} "
                    f"(fragmentation {snapshot.fragmentation:.0%}).")
-    if stats and (stats.num_alloc_retries or 0) > 0:
+    # Every OOM follows one flush-and-retry; only retries beyond the OOMs mean earlier pressure.
+    if stats and (stats.num_alloc_retries or 0) - (stats.num_ooms or 0) >= 2:
         yield Vote("fragmentation", 0.35, f"The allocator flushed its cache and retried {stats.num_alloc_retries} "
                    "times (num_alloc_retries): memory pressure with a fragmented cache.")
 

@@ -1,0 +1,136 @@
+"""What the hook does at the moment of an OOM: build the context from the live exception and the
+allocator's state, triage it, and write the context and report to a folder named in one line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .models import MemoryStats, RuntimeInfo, SnapshotDigest, TriageContext, TriageReport
+
+_OBSERVED: dict[str, Any] = {}
+
+
+def attach_cuda_observer(torch: Any) -> bool:
+    """Capture allocator state inside the allocator's OOM observer, before unwinding frees memory."""
+    try:
+        if not torch.cuda.is_available():
+            return False
+        attach = torch._C._cuda_attach_out_of_memory_observer
+    except Exception:
+        return False
+
+    def observer(device: int, alloc: int, device_alloc: int, device_free: int) -> None:
+        # Called after the allocator lock is released and before the OOM is raised; may run more
+        # than once (cuDNN retries with a smaller workspace): the last call wins.
+        captured: dict[str, Any] = {"device": device, "alloc": alloc, "device_alloc": device_alloc, "device_free": device_free}
+        try:
+            captured["memory_stats"] = dict(torch.cuda.memory_stats(device))
+            captured["memory_summary"] = torch.cuda.memory_summary(device)
+            from oomtriage.collectors.snapshot import digest_snapshot
+
+            captured["snapshot"] = digest_snapshot(torch.cuda.memory._snapshot(device))
+        except Exception as error:
+            captured["error"] = f"{type(error).__name__}: {error}"
+        _OBSERVED.clear()
+        _OBSERVED.update(captured)
+
+    try:
+        attach(observer)
+    except Exception:
+        return False
+    return True
+
+
+def _memory_state() -> tuple[MemoryStats | None, SnapshotDigest | None, dict[str, Any]]:
+    from oomtriage.collectors.memory_stats import parse_memory_stats
+
+    runtime_module = sys.modules.get("oomtriage.runtime")
+    simulated = runtime_module.simulated_oom_state() if runtime_module else None
+    if simulated:
+        return parse_memory_stats(simulated["stats"]), None, simulated
+    if _OBSERVED.get("memory_stats"):
+        return parse_memory_stats(_OBSERVED["memory_stats"]), _OBSERVED.get("snapshot"), {}
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            return parse_memory_stats(dict(torch.cuda.memory_stats())), None, {}
+    except Exception:
+        pass
+    return None, None, {}
+
+
+def _runtime_info(live: dict[str, Any]) -> RuntimeInfo:
+    runtime_module = sys.modules.get("oomtriage.runtime")
+    torch = sys.modules.get("torch")
+    grad = live.get("grad_enabled")
+    autocast = None
+    if torch is not None:
+        try:
+            grad = torch.is_grad_enabled() if grad is None else grad
+            autocast = bool(torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"))
+        except Exception:
+            pass
+    return RuntimeInfo(
+        simulated=bool(live), argv=list(sys.argv), grad_enabled=grad, autocast_enabled=autocast,
+        steps_completed=runtime_module.STATE["steps"] if runtime_module else None,
+        dtype_shares=live.get("dtype_shares", {}), pid=os.getpid(),
+    )
+
+
+def context_from_exception(error: BaseException, tb: TracebackType | None) -> TriageContext:
+    from oomtriage.collectors.environment import collect_live_environment
+    from oomtriage.context import build_context
+
+    text = "".join(traceback.format_exception(type(error), error, tb))
+    context = build_context(text=text, note=os.environ.get("OOMTRIAGE_NOTE") or None)
+    live_env = collect_live_environment()
+    found = context.environment.model_dump(exclude_defaults=True)
+    context.environment = live_env.model_copy(update={k: v for k, v in found.items() if v and k != "source"})
+    stats, snapshot, live = _memory_state()
+    context.memory_stats = stats
+    context.snapshot = snapshot
+    context.runtime = _runtime_info(live)
+    if context.environment.gpu_capacity_bytes is None and live.get("capacity"):
+        context.environment.gpu_capacity_bytes = live["capacity"]
+    context.sources = ["<live exception>"]
+    return context
+
+
+def write_reports(context: TriageContext, report: TriageReport, folder: Path) -> Path:
+    """context.json, report.json and report.md, each written whole (rename into place)."""
+    from .render import to_markdown
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in (("context.json", context.model_dump_json(indent=2)), ("report.json", report.model_dump_json(indent=2)),
+                       ("report.md", to_markdown(report))):
+        temporary = folder / f".{name}.{os.getpid()}.tmp"
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, folder / name)
+    return folder
+
+
+def triage_exception(error: BaseException, tb: TracebackType | None, report_dir: str, where: str = "") -> TriageReport:
+    from .engine import triage
+
+    runtime_module = sys.modules.get("oomtriage.runtime")
+    if runtime_module:
+        runtime_module.note_oom()
+    context = context_from_exception(error, tb)
+    report = triage(context)
+    rank = context.environment.rank
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    suffix = f"-rank{rank}" if rank is not None else ""
+    folder = write_reports(context, report, Path(report_dir) / f"oom-{stamp}-pid{os.getpid()}{suffix}")
+    top = report.causes[0] if report.causes else None
+    prefix = f"[rank {rank}] " if rank is not None else ""
+    place = f" in {where}" if where else ""
+    verdict = f"top cause {top.id} ({top.confidence:.2f}): {top.title}" if top else "no cause ranked"
+    sys.stderr.write(f"oomtriage: {prefix}OOM{place} triaged, {verdict}; report in {folder}\n")
+    sys.stderr.flush()
+    return report

@@ -1,0 +1,136 @@
+"""``oomtriage run -- COMMAND``: run any command with the OOM hook in its Python processes, pass its
+output through unchanged, return its exit code, and triage an OOM (from the hook's report, or from
+the captured output when no hook was reachable)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import deque
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import Field
+
+from .models import Measurement, Model, TriageReport
+
+CAPTURE_BYTES = 4 * 1024 * 1024  # the tail of the output kept for analysis when no hook reported
+_PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
+_OPTIONS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+
+
+class RunResult(Model):
+    returncode: int
+    command: list[str]
+    report: TriageReport | None = None
+    reports_found: int = 0
+    measurement: Measurement | None = None
+    report_dir: str | None = None
+    source: str = Field("none", description="'hook' when the child's hook triaged, 'output' when the captured output was analysed")
+
+
+def wrap_python(command: list[str]) -> list[str] | None:
+    """``python [opts] SCRIPT|-m MOD args`` -> the same through ``oomtriage._child``; None otherwise."""
+    if not command or not (_PYTHON.match(Path(command[0]).name) or command[0] == sys.executable):
+        return None
+    index, options = 1, []
+    while index < len(command) and command[index].startswith("-") and command[index] not in ("-m", "-c", "-"):
+        options.append(command[index])
+        if command[index] in _OPTIONS_WITH_VALUE and index + 1 < len(command):
+            options.append(command[index + 1])
+            index += 1
+        index += 1
+    if index >= len(command) or command[index] in ("-c", "-"):
+        return None
+    return [command[0], *options, "-m", "oomtriage._child", *command[index:]]
+
+
+def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: int | None, measure_file: str | None,
+                      fingerprint: bool, note: str | None, site_hook: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env["OOMTRIAGE_REPORT_DIR"] = report_dir
+    for name, value in (("OOMTRIAGE_SIMULATE_GPU", simulate_gpu), ("OOMTRIAGE_MAX_STEPS", max_steps),
+                        ("OOMTRIAGE_MEASURE_FILE", measure_file), ("OOMTRIAGE_NOTE", note)):
+        if value is not None:
+            env[name] = str(value)
+    if fingerprint:
+        env["OOMTRIAGE_FINGERPRINT"] = "1"
+    package_root = str(Path(__file__).resolve().parent.parent)
+    paths = [package_root] + ([str(Path(__file__).resolve().parent / "_site")] if site_hook else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if site_hook:
+        env["OOMTRIAGE_HOOK"] = "1"
+    return env
+
+
+def _pump(source: BinaryIO, sink: BinaryIO, keep: deque[bytes]) -> None:
+    """Copy a child's stream to ours as it arrives, keeping the tail for analysis."""
+    kept = 0
+    for chunk in iter(lambda: source.read1(65536), b""):  # type: ignore[attr-defined]
+        sink.write(chunk)
+        sink.flush()
+        keep.append(chunk)
+        kept += len(chunk)
+        while kept > CAPTURE_BYTES and len(keep) > 1:
+            kept -= len(keep.popleft())
+
+
+def run_command(command: list[str], *, simulate_gpu: int | None = None, max_steps: int | None = None,
+                measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
+                report_dir: str | None = None, timeout: float | None = None) -> RunResult:
+    wrapped = wrap_python(command)
+    folder = report_dir or tempfile.mkdtemp(prefix="oomtriage-run-")
+    env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
+                            fingerprint=fingerprint, note=note, site_hook=wrapped is None)
+    try:
+        process = subprocess.Popen(wrapped or command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except FileNotFoundError:
+        from .errors import InputError
+
+        raise InputError(f"command not found: {command[0]}") from None
+    outputs: dict[str, deque[bytes]] = {"stdout": deque(), "stderr": deque()}
+    pumps = [threading.Thread(target=_pump, args=(process.stdout, sys.stdout.buffer, outputs["stdout"]), daemon=True),
+             threading.Thread(target=_pump, args=(process.stderr, sys.stderr.buffer, outputs["stderr"]), daemon=True)]
+    for pump in pumps:
+        pump.start()
+    try:
+        returncode = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        returncode = process.wait()
+    for pump in pumps:
+        pump.join()
+    result = RunResult(returncode=returncode, command=command, report_dir=folder)
+    _collect_reports(result, Path(folder))
+    if result.report is None and returncode != 0:
+        _analyse_output(result, b"".join(outputs["stdout"]) + b"\n" + b"".join(outputs["stderr"]), note)
+    if measure_file and Path(measure_file).exists():
+        try:
+            result.measurement = Measurement.model_validate_json(Path(measure_file).read_text())
+        except ValueError:
+            pass
+    return result
+
+
+def _collect_reports(result: RunResult, folder: Path) -> None:
+    reports = sorted(folder.glob("oom-*/report.json"))
+    result.reports_found = len(reports)
+    if reports:
+        result.report = TriageReport.model_validate_json(reports[0].read_text())
+        result.source = "hook"
+
+
+def _analyse_output(result: RunResult, output: bytes, note: str | None) -> None:
+    from .api import analyze_inputs
+
+    text = output.decode("utf-8", errors="replace")
+    if not text.strip():
+        return
+    report = analyze_inputs([], text=text, note=note)
+    if report.detected:
+        result.report = report
+        result.source = "output"

@@ -1,0 +1,142 @@
+"""In-process state of a run under oomtriage: the simulated device, optimizer steps, the numerics
+fingerprint (loss per step, gradient norm per step) and the peak-memory measurement written at exit.
+Used by ``python -m oomtriage._child``; imports torch (only runs that asked for it get here)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.optim.optimizer as optimizer_module
+
+MEASURE_SCHEMA_VERSION = 1
+
+
+class MaxStepsReached(SystemExit):
+    """Stops the script cleanly (exit code 0) after ``--max-steps`` optimizer steps."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(0)
+        self.steps = steps
+
+
+STATE: dict[str, Any] = {
+    "device": None, "capacity": None, "steps": 0, "max_steps": None, "losses": [], "grad_norms": [],
+    "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False,
+}
+
+
+def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measure_file: str | None,
+          fingerprint: bool) -> None:
+    """Set up measurement before the user's script runs."""
+    STATE.update(capacity=capacity, max_steps=max_steps, measure_file=measure_file)
+    if torch.cuda.is_available() and not simulate:
+        _start_real_cuda(capacity)
+    else:
+        from .simulate.tracker import SimulatedDevice
+
+        device = SimulatedDevice(capacity if simulate else None)
+        _make_cpu_behave_like_cuda()
+        device.__enter__()  # for the whole process: every storage the script creates is counted
+        STATE["device"] = device
+    optimizer_module.register_optimizer_step_post_hook(_after_step)
+    if fingerprint:
+        optimizer_module.register_optimizer_step_pre_hook(_record_grad_norm)
+        _record_losses()
+    if measure_file:
+        atexit.register(write_measurement)
+
+
+def _start_real_cuda(capacity: int | None) -> None:
+    STATE["real_cuda"] = True
+    torch.cuda.init()
+    if capacity:  # emulate a smaller card on a real one
+        total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, capacity / total))
+    torch.cuda.reset_peak_memory_stats()
+
+
+def _make_cpu_behave_like_cuda() -> None:
+    """The CPU build differs from CUDA in ways that change peak memory (reference §2.5)."""
+    original_init = torch.autocast.__init__
+
+    def autocast_init(self: Any, device_type: str, *args: Any, **kwargs: Any) -> None:
+        original_init(self, "cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+
+    torch.autocast.__init__ = autocast_init  # type: ignore[method-assign]
+    supported = getattr(optimizer_module, "_get_foreach_kernels_supported_devices", None)
+    if supported is not None:  # CUDA optimizers default to foreach (+1x params at the step)
+        optimizer_module._get_foreach_kernels_supported_devices = lambda: [*supported(), "cpu"]
+
+
+def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    STATE["steps"] += 1
+    if STATE["max_steps"] is not None and STATE["steps"] >= STATE["max_steps"]:
+        STATE["exit"] = "max_steps"
+        raise MaxStepsReached(STATE["steps"])
+
+
+def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
+    with torch.no_grad():
+        total = 0.0
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    total += float(param.grad.detach().float().pow(2).sum())
+    STATE["grad_norms"].append(math.sqrt(total))
+
+
+def _record_losses() -> None:
+    original_backward = torch.Tensor.backward
+
+    def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if self.numel() == 1 and len(STATE["losses"]) < 100_000:
+            STATE["losses"].append(float(self.detach().float()))
+        return original_backward(self, *args, **kwargs)
+
+    torch.Tensor.backward = backward  # type: ignore[method-assign]
+
+
+def peaks() -> dict[str, Any]:
+    if STATE["real_cuda"]:
+        return {"device": "cuda", "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
+                "peak_reserved_bytes": int(torch.cuda.max_memory_reserved()),
+                "num_alloc_retries": int(torch.cuda.memory_stats().get("num_alloc_retries", 0))}
+    device = STATE["device"]
+    if device is None:
+        return {"device": "cpu", "peak_allocated_bytes": None, "peak_reserved_bytes": None}
+    stats = device.stats
+    return {"device": "simulated", "peak_allocated_bytes": stats.peak_allocated, "peak_reserved_bytes": stats.peak_reserved,
+            "num_alloc_retries": stats.num_alloc_retries}
+
+
+def write_measurement() -> None:
+    path = STATE["measure_file"]
+    if not path:
+        return
+    record = {"schema_version": MEASURE_SCHEMA_VERSION, "capacity_bytes": STATE["capacity"], "oom": STATE["oom"],
+              "exit": "oom" if STATE["oom"] else STATE["exit"], "steps": STATE["steps"],
+              "losses": STATE["losses"], "grad_norms": STATE["grad_norms"], **peaks()}
+    target = Path(path)
+    temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(record))
+    os.replace(temporary, target)
+
+
+def note_oom() -> None:
+    STATE["oom"] = True
+
+
+def simulated_oom_state() -> dict[str, Any] | None:
+    device = STATE["device"]
+    return device.last_oom if device is not None else None
+
+
+def is_active() -> bool:
+    return "oomtriage.runtime" in sys.modules and (STATE["device"] is not None or STATE["real_cuda"])

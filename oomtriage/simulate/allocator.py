@@ -1,0 +1,228 @@
+"""A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp), enough to say
+what ``memory_allocated`` and ``memory_reserved`` would be and when ``cudaMalloc`` would fail.
+
+Modelled: 512-byte rounding; the small (<= 1 MiB, 2 MiB segments) and large pools (1-10 MiB requests
+get 20 MiB segments, larger ones are rounded to 2 MiB); best-fit reuse of cached blocks; splitting
+(small pool: >= 512 B left, large pool: > 1 MiB left) and merging on free; on a failed segment
+allocation, releasing every fully free cached segment and retrying (``num_alloc_retries``);
+``expandable_segments:True`` as one growing arena per pool mapped in 2/20 MiB pages. Not modelled:
+streams, CUDA graphs' private pools, ``max_split_size_mb`` and ``roundup_power2_divisions``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+K_MIN_BLOCK = 512
+K_SMALL_SIZE = 1 << 20
+K_SMALL_BUFFER = 2 << 20
+K_MIN_LARGE_ALLOC = 10 << 20
+K_LARGE_BUFFER = 20 << 20
+K_ROUND_LARGE = 2 << 20
+
+
+def round_size(nbytes: int) -> int:
+    if nbytes < K_MIN_BLOCK:
+        return K_MIN_BLOCK
+    return K_MIN_BLOCK * ((nbytes + K_MIN_BLOCK - 1) // K_MIN_BLOCK)
+
+
+def allocation_size(size: int) -> int:
+    """What the allocator would cudaMalloc for a new segment (and what its OOM message prints)."""
+    if size <= K_SMALL_SIZE:
+        return K_SMALL_BUFFER
+    if size < K_MIN_LARGE_ALLOC:
+        return K_LARGE_BUFFER
+    return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) // K_ROUND_LARGE)
+
+
+def _round_up(value: int, unit: int) -> int:
+    return unit * ((value + unit - 1) // unit)
+
+
+class SimulatedOutOfMemory(Exception):
+    def __init__(self, requested: int, stats: "AllocatorStats") -> None:
+        super().__init__(f"simulated OOM on a {requested}-byte request")
+        self.requested = requested
+        self.stats = stats
+
+
+@dataclass
+class AllocatorStats:
+    capacity: int | None
+    allocated: int = 0
+    reserved: int = 0
+    peak_allocated: int = 0
+    peak_reserved: int = 0
+    requested: int = 0  # the un-rounded bytes of live tensors (memory_stats' requested_bytes)
+    num_alloc_retries: int = 0
+    num_ooms: int = 0
+    segments: int = 0
+
+    def copy(self) -> "AllocatorStats":
+        return AllocatorStats(**self.__dict__)
+
+    def as_memory_stats(self) -> dict[str, int]:
+        """The keys ``torch.cuda.memory_stats()`` would report for these figures."""
+        return {
+            "allocated_bytes.all.current": self.allocated, "allocated_bytes.all.peak": self.peak_allocated,
+            "reserved_bytes.all.current": self.reserved, "reserved_bytes.all.peak": self.peak_reserved,
+            "requested_bytes.all.current": self.requested, "segment.all.current": self.segments,
+            "num_alloc_retries": self.num_alloc_retries, "num_ooms": self.num_ooms,
+        }
+
+
+@dataclass
+class _Block:
+    segment: int
+    offset: int
+    size: int
+    small: bool
+    free: bool = True
+    prev: "_Block | None" = field(default=None, repr=False)
+    next: "_Block | None" = field(default=None, repr=False)
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.size, self.segment, self.offset)
+
+
+class CachingAllocatorModel:
+    """``malloc(key, nbytes)`` / ``free(key)``; raises ``SimulatedOutOfMemory`` past ``capacity``
+    (``capacity=None`` counts without limit, to measure what a run would need)."""
+
+    def __init__(self, capacity: int | None, *, expandable_segments: bool = False) -> None:
+        self.stats = AllocatorStats(capacity=capacity)
+        self.expandable = expandable_segments
+        self._free_keys: dict[bool, list[tuple[int, int, int]]] = {True: [], False: []}
+        self._free_blocks: dict[tuple[int, int, int], _Block] = {}
+        self._live: dict[int, tuple[_Block | int, int]] = {}
+        self._next_segment = 0
+        self._arena_in_use = {True: 0, False: 0}  # expandable segments: bytes in use per pool
+
+    # --- public -------------------------------------------------------------------------------
+
+    def malloc(self, key: int, nbytes: int) -> None:
+        size = round_size(nbytes)
+        if self.expandable:
+            self._malloc_expandable(key, size, nbytes)
+        else:
+            block = self._take_block(size)
+            self._live[key] = (block, nbytes)
+            self.stats.allocated += block.size
+        self.stats.requested += nbytes
+        self._update_peaks()
+
+    def free(self, key: int) -> None:
+        entry = self._live.pop(key, None)
+        if entry is None:
+            return
+        block, nbytes = entry
+        self.stats.requested -= nbytes
+        if isinstance(block, int):  # expandable segments: just bytes in an arena
+            small = block <= K_SMALL_SIZE
+            self._arena_in_use[small] -= block
+            self.stats.allocated -= block
+            return
+        self.stats.allocated -= block.size
+        block.free = True
+        for neighbour in (block.prev, block.next):
+            if neighbour is not None and neighbour.free:
+                self._unlist(neighbour)
+                block = self._merge(block, neighbour)
+        self._list(block)
+
+    @property
+    def live_count(self) -> int:
+        return len(self._live)
+
+    # --- native segments --------------------------------------------------------------------------
+
+    def _take_block(self, size: int) -> _Block:
+        small = size <= K_SMALL_SIZE
+        block = self._best_fit(small, size)
+        if block is None:
+            block = self._new_segment(small, allocation_size(size))
+        else:
+            self._unlist(block)
+        remaining = block.size - size
+        if (small and remaining >= K_MIN_BLOCK) or (not small and remaining > K_SMALL_SIZE):
+            rest = _Block(block.segment, block.offset + size, remaining, small, prev=block, next=block.next)
+            if block.next is not None:
+                block.next.prev = rest
+            block.next = rest
+            block.size = size
+            self._list(rest)
+        block.free = False
+        return block
+
+    def _best_fit(self, small: bool, size: int) -> _Block | None:
+        keys = self._free_keys[small]
+        index = bisect.bisect_left(keys, (size, -1, -1))
+        return self._free_blocks[keys[index]] if index < len(keys) else None
+
+    def _new_segment(self, small: bool, segment_size: int) -> _Block:
+        if not self._fits(segment_size):
+            self._release_cached_segments()
+            self.stats.num_alloc_retries += 1
+            if not self._fits(segment_size):
+                self.stats.num_ooms += 1
+                raise SimulatedOutOfMemory(segment_size, self.stats.copy())
+        self.stats.reserved += segment_size
+        self.stats.segments += 1
+        self._next_segment += 1
+        return _Block(self._next_segment, 0, segment_size, small)
+
+    def _fits(self, extra: int) -> bool:
+        capacity = self.stats.capacity
+        return capacity is None or self.stats.reserved + extra <= capacity
+
+    def _release_cached_segments(self) -> None:
+        """Like ``release_cached_blocks``: return every cached segment that is entirely free."""
+        for block in [b for b in self._free_blocks.values() if b.prev is None and b.next is None]:
+            self._unlist(block)
+            self.stats.reserved -= block.size
+            self.stats.segments -= 1
+
+    def _merge(self, block: _Block, neighbour: _Block) -> _Block:
+        first, second = (neighbour, block) if neighbour.offset < block.offset else (block, neighbour)
+        first.size += second.size
+        first.next = second.next
+        if second.next is not None:
+            second.next.prev = first
+        first.free = True
+        return first
+
+    def _list(self, block: _Block) -> None:
+        bisect.insort(self._free_keys[block.small], block.key)
+        self._free_blocks[block.key] = block
+
+    def _unlist(self, block: _Block) -> None:
+        keys = self._free_keys[block.small]
+        index = bisect.bisect_left(keys, block.key)
+        if index < len(keys) and keys[index] == block.key:
+            keys.pop(index)
+        self._free_blocks.pop(block.key, None)
+
+    # --- expandable segments ------------------------------------------------------------------
+
+    def _malloc_expandable(self, key: int, size: int, nbytes: int) -> None:
+        small = size <= K_SMALL_SIZE
+        page = K_SMALL_BUFFER if small else K_LARGE_BUFFER
+        in_use = self._arena_in_use[small] + size
+        mapped_other = _round_up(self._arena_in_use[not small], K_LARGE_BUFFER if small else K_SMALL_BUFFER)
+        wanted = _round_up(in_use, page) + mapped_other
+        if self.stats.capacity is not None and wanted > self.stats.capacity:
+            self.stats.num_ooms += 1
+            raise SimulatedOutOfMemory(_round_up(size, page), self.stats.copy())
+        self._arena_in_use[small] = in_use
+        self._live[key] = (size, nbytes)
+        self.stats.allocated += size
+        # Pages are unmapped when free (on OOM in reality); model reserved as the mapped high-water.
+        self.stats.reserved = max(self.stats.reserved, wanted)
+
+    def _update_peaks(self) -> None:
+        stats = self.stats
+        stats.peak_allocated = max(stats.peak_allocated, stats.allocated)
+        stats.peak_reserved = max(stats.peak_reserved, stats.reserved)
