@@ -101,6 +101,8 @@ def test_wheel_installs_collectors_and_prompts_inside_the_package(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     wheel = next(tmp_path.glob("oomtriage-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "oomtriage/collectors/oom_pytorch.py" in names and "oomtriage/taxonomy.md" in names
+    for module in ("oomtriage/collectors/oom_pytorch.py", "oomtriage/taxonomy.md", "oomtriage/engine/rules/phases.py",
+                   "oomtriage/simulate/tracker.py", "oomtriage/_site/sitecustomize.py"):
+        assert module in names, module
     assert any(name.startswith("oomtriage/prompts/") and name.endswith(".j2") for name in names)
     assert not any(name.startswith(("collectors/", "prompts/")) for name in names)

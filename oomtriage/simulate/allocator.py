@@ -56,6 +56,7 @@ class AllocatorStats:
     peak_allocated: int = 0
     peak_reserved: int = 0
     requested: int = 0  # the un-rounded bytes of live tensors (memory_stats' requested_bytes)
+    peak_requested: int = 0
     num_alloc_retries: int = 0
     num_ooms: int = 0
     segments: int = 0
@@ -68,7 +69,8 @@ class AllocatorStats:
         return {
             "allocated_bytes.all.current": self.allocated, "allocated_bytes.all.peak": self.peak_allocated,
             "reserved_bytes.all.current": self.reserved, "reserved_bytes.all.peak": self.peak_reserved,
-            "requested_bytes.all.current": self.requested, "segment.all.current": self.segments,
+            "requested_bytes.all.current": self.requested, "requested_bytes.all.peak": self.peak_requested,
+            "segment.all.current": self.segments,
             "num_alloc_retries": self.num_alloc_retries, "num_ooms": self.num_ooms,
         }
 
@@ -225,4 +227,5 @@ class CachingAllocatorModel:
     def _update_peaks(self) -> None:
         stats = self.stats
         stats.peak_allocated = max(stats.peak_allocated, stats.allocated)
+        stats.peak_requested = max(stats.peak_requested, stats.requested)
         stats.peak_reserved = max(stats.peak_reserved, stats.reserved)

@@ -1,0 +1,131 @@
+"""The simulated GPU: the allocator model's rules, a real torch training step under the tracker,
+and agreement with PyTorch's own profiler accounting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from oomtriage.simulate.allocator import (K_LARGE_BUFFER, K_SMALL_BUFFER, CachingAllocatorModel, SimulatedOutOfMemory,
+                                          allocation_size, round_size)
+
+MIB = 1 << 20
+
+
+def test_rounding_and_segment_sizes_follow_the_allocator():
+    assert round_size(1) == 512 and round_size(513) == 1024
+    assert allocation_size(100) == K_SMALL_BUFFER           # small pool: 2 MiB segments
+    assert allocation_size(3 * MIB) == K_LARGE_BUFFER       # 1-10 MiB: a 20 MiB segment
+    assert allocation_size(15 * MIB + 1) == 16 * MIB        # larger: rounded to 2 MiB
+
+
+def test_blocks_are_split_reused_and_merged():
+    model = CachingAllocatorModel(None)
+    model.malloc(1, 3 * MIB)
+    model.malloc(2, 15 * MIB)  # fits in the 17 MiB left of the first 20 MiB segment
+    assert model.stats.reserved == 20 * MIB and model.stats.segments == 1
+    model.free(1)
+    model.free(2)
+    assert model.stats.allocated == 0
+    model.malloc(3, 19 * MIB)  # the merged free block serves it: no new segment
+    assert model.stats.reserved == 20 * MIB
+
+
+def test_capacity_releases_cached_segments_then_raises():
+    model = CachingAllocatorModel(40 * MIB)
+    model.malloc(1, 30 * MIB)
+    model.free(1)
+    model.malloc(2, 34 * MIB)  # the free 30 MiB segment is released and the retry succeeds
+    assert model.stats.num_alloc_retries == 1 and model.stats.reserved == 34 * MIB
+    with pytest.raises(SimulatedOutOfMemory) as raised:
+        model.malloc(3, 12 * MIB)
+    assert raised.value.requested == 12 * MIB and model.stats.num_ooms == 1
+
+
+def test_expandable_segments_do_not_fragment():
+    native, expandable = CachingAllocatorModel(None), CachingAllocatorModel(None, expandable_segments=True)
+    for model in (native, expandable):
+        for key in range(20):
+            model.malloc(key, 3 * MIB)  # each fragment of a 20 MiB segment...
+        for key in range(0, 20, 2):
+            model.free(key)
+        model.malloc(100, 25 * MIB)  # ...cannot serve a larger request natively
+    assert expandable.stats.peak_reserved < native.stats.peak_reserved
+
+
+def test_real_training_step_raises_torch_oom_in_pytorch_format():
+    torch = pytest.importorskip("torch")
+    from oomtriage.collectors.oom_messages import find_messages
+    from oomtriage.simulate.tracker import SimulatedDevice
+
+    device = SimulatedDevice(24 * MIB)
+    with pytest.raises(torch.OutOfMemoryError) as raised:
+        with device:
+            model = torch.nn.Sequential(torch.nn.Linear(256, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 10))
+            optimizer = torch.optim.AdamW(model.parameters())
+            for _ in range(3):
+                model(torch.randn(1024, 256)).sum().backward()
+                optimizer.step()
+    error = find_messages(str(raised.value))[0].error
+    assert error.format == "pytorch_sentence" and error.total_bytes == 24 * MIB
+    assert error.requested_bytes and error.allocated_bytes and error.reserved_unallocated_bytes is not None
+    assert device.last_oom["stats"]["num_ooms"] == 1
+
+
+def test_peak_matches_the_profiler_exactly(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    from oomtriage.simulate.tracker import SimulatedDevice
+
+    device = SimulatedDevice(None)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with device:
+            model = torch.nn.Sequential(torch.nn.Linear(128, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 128))
+            optimizer = torch.optim.AdamW(model.parameters())
+            for _ in range(2):
+                model(torch.randn(256, 128)).pow(2).mean().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+    trace = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(trace))
+    profiler_peak = max(event["args"].get("Total Allocated", 0) for event in json.loads(trace.read_text())["traceEvents"]
+                        if event.get("name") == "[memory]")
+    assert device.stats.peak_requested == profiler_peak
+    assert device.stats.peak_allocated == pytest.approx(profiler_peak, rel=0.01)
+
+
+def test_peak_matches_memtracker_on_an_example():
+    """PyTorch's own tensor accounting (MemTracker) over a whole example script, several iterations."""
+    pytest.importorskip("torch")
+    import runpy
+    import sys
+
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    from oomtriage.simulate.tracker import SimulatedDevice
+    from tests.conftest import ROOT
+
+    tracker, device = MemTracker(), SimulatedDevice(None)
+    pre_forward = tracker._pre_fw_hook
+
+    def reset_between_iterations(*args, **kwargs):
+        try:
+            return pre_forward(*args, **kwargs)
+        except NotImplementedError:
+            tracker.reset_mod_stats()
+            return pre_forward(*args, **kwargs)
+
+    tracker._pre_fw_hook = reset_between_iterations
+    script = str(ROOT / "examples" / "reference_leak.py")
+    saved_argv = sys.argv
+    sys.argv = [script, "--steps", "4"]
+    try:
+        with device, tracker:
+            runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+    reference = sum(snapshot["Total"] for snapshot in tracker.get_tracker_snapshot("peak").values())
+    assert device.stats.peak_requested == reference
+    assert device.stats.peak_allocated == pytest.approx(reference, rel=0.01)
