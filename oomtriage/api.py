@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .context import build_context
 from .engine import triage
 from .models import TriageContext, TriageReport
 
-
-def analyze_inputs(paths: Sequence[str | Path], *, text: str | None = None, note: str | None = None) -> TriageReport:
-    """Collect a context from files (and/or text) and triage it with the rule engine."""
-    return analyze_context(build_context(paths, text=text, note=note))
+if TYPE_CHECKING:
+    from .llm.config import LLMConfig
 
 
-def analyze_context(context: TriageContext) -> TriageReport:
-    return triage(context)
+def analyze_inputs(paths: Sequence[str | Path], *, text: str | None = None, note: str | None = None,
+                   llm: "LLMConfig | None" = None) -> TriageReport:
+    """Collect a context from files (and/or text) and triage it (rules, then the LLM if configured)."""
+    return analyze_context(build_context(paths, text=text, note=note), llm=llm)
+
+
+def analyze_context(context: TriageContext, *, llm: "LLMConfig | None" = None) -> TriageReport:
+    report = triage(context)
+    if llm is None:
+        return report
+    from .llm.assist import assist, wants_llm
+
+    return assist(context, report, llm) if wants_llm(llm) else report

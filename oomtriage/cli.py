@@ -48,21 +48,58 @@ def emit(text: str, output: Optional[Path]) -> None:
         fail(f"{output}: cannot write ({error.strerror})")
 
 
+class Engine(str, Enum):
+    rules = "rules"
+    llm = "llm"
+    auto = "auto"
+
+
+ENGINE = typer.Option(None, "--engine", help="rules, llm or auto (the LLM when one is configured).", case_sensitive=False)
+BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (Ollama, vLLM, llama.cpp, LM Studio).")
+MODEL = typer.Option(None, "--model", help="Model name (default: $OOMTRIAGE_MODEL, gpt-4o-mini on OpenAI).")
+OFFLINE = typer.Option(False, "--offline", help="Refuse any endpoint that is not on this machine.")
+NO_CACHE = typer.Option(False, "--no-cache", help="Ask the model even if this prompt was answered before.")
+NO_REDACT = typer.Option(False, "--no-redact", help="Send secrets, e-mails and paths unredacted (not recommended).")
+PROMPTS = typer.Option(None, "--prompts", help="A folder of .j2 templates that override the built-in ones.")
+MAX_TOKENS = typer.Option(None, "--max-prompt-tokens", help="Token budget of the prompt (default 6000).")
+TIMEOUT = typer.Option(None, "--timeout", help="Seconds to wait for the model (default 120).")
+
+
+def llm_config(engine: Optional[Engine], base_url: Optional[str], model: Optional[str], offline: bool, no_cache: bool,
+               no_redact: bool, prompts: Optional[Path], max_prompt_tokens: Optional[int], timeout: Optional[float]):
+    from .llm.config import load_config
+
+    try:
+        return load_config(engine=engine.value if engine else None, base_url=base_url, model=model,
+                           offline=offline or None, cache=False if no_cache else None, redact=False if no_redact else None,
+                           prompts_dir=prompts, max_prompt_tokens=max_prompt_tokens, timeout=timeout)
+    except OomtriageError as error:
+        fail(str(error))
+
+
+def read_inputs(files: Optional[List[str]]) -> tuple[list[str], Optional[str]]:
+    paths = [item for item in (files or []) if item != "-"]
+    return paths, read_stdin() if (not files or "-" in files) else None
+
+
 @app.command()
 def analyze(
     files: List[str] = typer.Argument(None, help="Log files, snapshots (.pickle), memory_stats/trace JSON; '-' for stdin."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help='What you know: "fails during validation", "seq len 8192".'),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text, json or markdown."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    engine: Optional[Engine] = ENGINE, base_url: Optional[str] = BASE_URL, model: Optional[str] = MODEL,
+    offline: bool = OFFLINE, no_cache: bool = NO_CACHE, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
+    max_prompt_tokens: Optional[int] = MAX_TOKENS, timeout: Optional[float] = TIMEOUT,
 ) -> None:
-    """Diagnose a failed run from its log (no model, no API key needed)."""
+    """Diagnose a failed run from its log: rules by default, an LLM when one is configured."""
     from .api import analyze_inputs
     from .render import RENDERERS, to_text
 
-    paths = [item for item in (files or []) if item != "-"]
-    text = read_stdin() if (not files or "-" in files) else None
+    config = llm_config(engine, base_url, model, offline, no_cache, no_redact, prompts, max_prompt_tokens, timeout)
+    paths, text = read_inputs(files)
     try:
-        report = analyze_inputs(paths, text=text, note=note)
+        report = analyze_inputs(paths, text=text, note=note, llm=config)
     except OomtriageError as error:
         fail(str(error))
     if output_format is OutputFormat.text:
@@ -78,6 +115,41 @@ def _print_version(value: bool) -> None:
 
         typer.echo(__version__)
         raise typer.Exit(0)
+
+
+@app.command()
+def prompt(
+    files: List[str] = typer.Argument(None, help="Log files etc., as for analyze; '-' for stdin."),
+    note: Optional[str] = typer.Option(None, "--note", "-n"),
+    model: Optional[str] = MODEL, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
+    max_prompt_tokens: Optional[int] = MAX_TOKENS,
+) -> None:
+    """Print the prompt exactly as it would be sent (redacted, within budget); token counts go to stderr."""
+    from .context import build_context
+    from .engine import triage
+    from .llm.prompt import render_prompt
+
+    config = llm_config(Engine.rules, None, model, False, False, no_redact, prompts, max_prompt_tokens, None)
+    paths, text = read_inputs(files)
+    try:
+        context = build_context(paths, text=text, note=note)
+        rendered = render_prompt(context, triage(context), max_tokens=config.max_prompt_tokens,
+                                 model=config.model_name if model else None, prompts_dir=config.prompts_dir,
+                                 redact_secrets=config.redact)
+    except OomtriageError as error:
+        fail(str(error))
+    except Exception as error:  # a user's template with an error
+        if type(error).__module__.startswith("jinja2"):
+            fail(f"prompt template error: {error}")
+        raise
+    sys.stdout.write(f"[system]\n{rendered.system}\n\n[user]\n{rendered.user}")
+    lines = [f"{name:>16}  {tokens:>6}" for name, tokens in rendered.section_tokens.items()]
+    lines.append(f"{'total':>16}  {rendered.total_tokens:>6} of {rendered.budget} ({rendered.encoding})")
+    if rendered.dropped:
+        lines.append("dropped to fit: " + "; ".join(rendered.dropped))
+    if rendered.redactions:
+        lines.append("redacted: " + ", ".join(f"{kind} x{count}" for kind, count in rendered.redactions.items()))
+    sys.stderr.write("\n".join(lines) + "\n")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

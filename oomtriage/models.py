@@ -209,6 +209,8 @@ class Fix(Model):
     snippet: str | None = None
     expected_saving: str | None = None
     env: dict[str, str] = Field(default_factory=dict, description="environment variables to set")
+    diff: str | None = Field(None, description="a unified diff against the user's files")
+    validation: str | None = Field(None, description="how to prove the fix (what to re-measure)")
     source: Literal["rules", "llm"] = "rules"
 
 
@@ -232,6 +234,9 @@ class EngineInfo(Model):
     model: str | None = None
     fallback_reason: str | None = None
     exchange_id: str | None = None
+    prompt_tokens: int | None = None
+    dropped: list[str] = Field(default_factory=list, description="what the token budget removed from the prompt")
+    redactions: dict[str, int] = Field(default_factory=dict, description="secrets redacted, by kind")
 
 
 class TriageReport(Model):
@@ -247,6 +252,8 @@ class TriageReport(Model):
     engine: EngineInfo = Field(default_factory=EngineInfo)
     non_oom_errors: list[OomError] = Field(default_factory=list)
     environment: Environment = Field(default_factory=Environment)
+    llm_analysis: str | None = None
+    changelog_summary: str | None = None
     sources: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 

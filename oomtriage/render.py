@@ -25,10 +25,12 @@ def to_markdown(report: TriageReport) -> str:
         lines += ["```", report.error.raw_message.strip(), "```", ""]
     if report.explanation:
         lines += ["## What the numbers say", ""] + [f"- {text}" for text in report.explanation] + [""]
+    if report.llm_analysis:
+        lines += ["## The model's analysis", "", report.llm_analysis, ""]
     if report.causes:
         lines += ["## Likely causes", ""]
         for rank, cause in enumerate(report.causes, 1):
-            lines += [f"### {rank}. {cause.title} (`{cause.id}`, confidence {cause.confidence:.2f})", ""]
+            lines += [f"### {rank}. {cause.title} (`{cause.id}`, confidence {cause.confidence:.2f}{_agreement(cause)})", ""]
             lines += [f"- {item}" for item in cause.evidence] + [""]
             for fix in cause.fixes:
                 saving = f" (saves: {fix.expected_saving})" if fix.expected_saving else ""
@@ -37,6 +39,13 @@ def to_markdown(report: TriageReport) -> str:
                     lines += [f"```{_language(fix.snippet)}", fix.snippet, "```", ""]
     lines += _footer(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+_AGREEMENT = {"both": "; model and rules agree", "llm_only": "; model only", "rules_only": "; rules only"}
+
+
+def _agreement(cause) -> str:
+    return _AGREEMENT.get(cause.agreement or "", "")
 
 
 def _language(snippet: str) -> str:
@@ -58,10 +67,16 @@ def _environment_line(report: TriageReport) -> str | None:
 def _footer(report: TriageReport) -> list[str]:
     lines = [line for line in [_environment_line(report)] if line]
     engine = report.engine
-    produced = f"Ranked by: {'the rule engine' if engine.used == 'rules' else engine.model or 'an LLM'}"
+    produced = f"Ranked by: {'the rule engine' if engine.used == 'rules' else f'{engine.model} with the rule engine'}"
     if engine.fallback_reason:
         produced += f" (LLM not used: {engine.fallback_reason})"
+    if engine.exchange_id:
+        produced += f"; exchange {engine.exchange_id}"
     lines.append(produced)
+    if engine.redactions:
+        lines.append("Redacted before sending: " + ", ".join(f"{kind} x{count}" for kind, count in engine.redactions.items()))
+    if engine.dropped:
+        lines.append("Dropped to fit the token budget: " + "; ".join(engine.dropped))
     for warning in report.warnings:
         lines.append(f"Warning: {warning}")
     return lines
@@ -85,13 +100,16 @@ def to_text(report: TriageReport, *, color: bool = True, width: int | None = Non
         console.print("\n[bold]What the numbers say[/bold]")
         for text in report.explanation:
             console.print(f"  • {text}", markup=False, highlight=False)
+    if report.llm_analysis:
+        console.print("\n[bold]The model's analysis[/bold]")
+        console.print(f"  {report.llm_analysis}", markup=False, highlight=False)
     if report.causes:
         table = Table(title="Likely causes", show_lines=False, expand=True)
         table.add_column("#", justify="right", width=2)
         table.add_column("cause")
         table.add_column("confidence", justify="right", width=10)
         for rank, cause in enumerate(report.causes, 1):
-            table.add_row(str(rank), f"{escape(cause.title)}\n[dim]{cause.id}[/dim]", f"{cause.confidence:.2f}")
+            table.add_row(str(rank), f"{escape(cause.title)}\n[dim]{cause.id}{escape(_agreement(cause))}[/dim]", f"{cause.confidence:.2f}")
         console.print(table)
         for rank, cause in enumerate(report.causes[:3], 1):
             console.print(f"\n[bold]{rank}. {escape(cause.title)}[/bold] [dim]({cause.id})[/dim]")
