@@ -184,6 +184,61 @@ def run(
     raise typer.Exit(result.returncode)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def validate(
+    command: List[str] = typer.Argument(..., help="The repro, after --: oomtriage validate -- python train.py"),
+    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Validate against a simulated GPU of this size."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop each run after N optimizer steps."),
+    fixes: Optional[Path] = typer.Option(None, "--fixes", help="A report JSON whose fixes to validate (default: triage the repro's OOM)."),
+    changelog: Optional[Path] = typer.Option(None, "--changelog", help="Append accepted fixes to this CHANGELOG.md."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text or json."),
+    project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of."),
+    kind: Optional[List[str]] = typer.Option(None, "--kind", help="Only validate fixes of this kind (repeatable)."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds)."),
+) -> None:
+    """Apply each suggested fix alone in a scratch copy, re-measure, check numerics, record accepted fixes."""
+    from .models import TriageReport
+    from .sizes import parse_size_arg
+    from .validate.changelog import append_entry
+    from .validate.loop import changelog_entry, validate as run_validation
+
+    try:
+        capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
+    except ValueError:
+        fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
+    report = None
+    if fixes is not None:
+        try:
+            report = TriageReport.model_validate_json(fixes.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            fail(f"{fixes}: not a readable oomtriage report ({str(error).splitlines()[0]})")
+    if not project.is_dir():
+        fail(f"{project}: not a folder")
+    result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
+                            timeout=timeout, kinds=set(kind) if kind else None, progress=_progress_printer())
+    if changelog is not None:
+        for fix in result.fixes:
+            if fix.accepted:
+                append_entry(changelog, changelog_entry(result, fix))
+    if output_format is OutputFormat.json:
+        emit(result.model_dump_json(indent=2), None)
+        return
+    from .render import validation_text
+
+    emit(validation_text(result), None)
+
+
+def _progress_printer():
+    import time
+
+    start = time.perf_counter()
+
+    def show(phase: str, detail: str) -> None:
+        sys.stderr.write(f"[{time.perf_counter() - start:6.1f} s] {phase}: {detail}\n")
+
+    return show
+
+
 @app.callback()
 def main_options(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),

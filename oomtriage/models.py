@@ -195,8 +195,9 @@ class Measurement(Model):
     oom: bool = False
     exit: Literal["completed", "max_steps", "oom", "error"] = "completed"
     steps: int = 0
-    losses: list[float] = Field(default_factory=list)
-    grad_norms: list[float] = Field(default_factory=list)
+    losses: list[float] = Field(default_factory=list, description="every scalar backpropagated")
+    step_losses: list[float] = Field(default_factory=list, description="loss per optimizer step (sum over micro-batches)")
+    grad_norms: list[float] = Field(default_factory=list, description="global gradient norm before each step")
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -252,6 +253,7 @@ class TriageReport(Model):
     engine: EngineInfo = Field(default_factory=EngineInfo)
     non_oom_errors: list[OomError] = Field(default_factory=list)
     environment: Environment = Field(default_factory=Environment)
+    stack: StackTrace | None = Field(None, description="the failing traceback: where code fixes are applied")
     llm_analysis: str | None = None
     changelog_summary: str | None = None
     sources: list[str] = Field(default_factory=list)

@@ -30,6 +30,7 @@ class RunResult(Model):
     reports_found: int = 0
     measurement: Measurement | None = None
     report_dir: str | None = None
+    timed_out: bool = False
     source: str = Field("none", description="'hook' when the child's hook triaged, 'output' when the captured output was analysed")
 
 
@@ -79,22 +80,33 @@ def _pump(source: BinaryIO, sink: BinaryIO, keep: deque[bytes]) -> None:
             kept -= len(keep.popleft())
 
 
+class _Discard:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
 def run_command(command: list[str], *, simulate_gpu: int | None = None, max_steps: int | None = None,
                 measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
-                report_dir: str | None = None, timeout: float | None = None) -> RunResult:
+                report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
+                quiet: bool = False, extra_env: dict[str, str] | None = None) -> RunResult:
     wrapped = wrap_python(command)
     folder = report_dir or tempfile.mkdtemp(prefix="oomtriage-run-")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
                             fingerprint=fingerprint, note=note, site_hook=wrapped is None)
+    env.update(extra_env or {})
     try:
-        process = subprocess.Popen(wrapped or command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        process = subprocess.Popen(wrapped or command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     except FileNotFoundError:
         from .errors import InputError
 
         raise InputError(f"command not found: {command[0]}") from None
     outputs: dict[str, deque[bytes]] = {"stdout": deque(), "stderr": deque()}
-    pumps = [threading.Thread(target=_pump, args=(process.stdout, sys.stdout.buffer, outputs["stdout"]), daemon=True),
-             threading.Thread(target=_pump, args=(process.stderr, sys.stderr.buffer, outputs["stderr"]), daemon=True)]
+    sinks = (_Discard(), _Discard()) if quiet else (sys.stdout.buffer, sys.stderr.buffer)
+    pumps = [threading.Thread(target=_pump, args=(process.stdout, sinks[0], outputs["stdout"]), daemon=True),
+             threading.Thread(target=_pump, args=(process.stderr, sinks[1], outputs["stderr"]), daemon=True)]
     for pump in pumps:
         pump.start()
     try:
@@ -102,9 +114,12 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     except subprocess.TimeoutExpired:
         process.kill()
         returncode = process.wait()
+        timed_out = True
+    else:
+        timed_out = False
     for pump in pumps:
         pump.join()
-    result = RunResult(returncode=returncode, command=command, report_dir=folder)
+    result = RunResult(returncode=returncode, command=command, report_dir=folder, timed_out=timed_out)
     _collect_reports(result, Path(folder))
     if result.report is None and returncode != 0:
         _analyse_output(result, b"".join(outputs["stdout"]) + b"\n" + b"".join(outputs["stderr"]), note)

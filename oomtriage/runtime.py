@@ -28,6 +28,7 @@ class MaxStepsReached(SystemExit):
 
 STATE: dict[str, Any] = {
     "device": None, "capacity": None, "steps": 0, "max_steps": None, "losses": [], "grad_norms": [],
+    "step_losses": [], "pending_loss": 0.0,
     "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False,
 }
 
@@ -77,6 +78,10 @@ def _make_cpu_behave_like_cuda() -> None:
 
 def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
     STATE["steps"] += 1
+    # The loss of a step is the sum of the losses backpropagated since the last step, so a run with
+    # gradient accumulation (loss / k per micro-batch) compares step by step with one without.
+    STATE["step_losses"].append(STATE["pending_loss"])
+    STATE["pending_loss"] = 0.0
     if STATE["max_steps"] is not None and STATE["steps"] >= STATE["max_steps"]:
         STATE["exit"] = "max_steps"
         raise MaxStepsReached(STATE["steps"])
@@ -97,7 +102,9 @@ def _record_losses() -> None:
 
     def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if self.numel() == 1 and len(STATE["losses"]) < 100_000:
-            STATE["losses"].append(float(self.detach().float()))
+            value = float(self.detach().float())
+            STATE["losses"].append(value)
+            STATE["pending_loss"] += value
         return original_backward(self, *args, **kwargs)
 
     torch.Tensor.backward = backward  # type: ignore[method-assign]
@@ -122,7 +129,7 @@ def write_measurement() -> None:
         return
     record = {"schema_version": MEASURE_SCHEMA_VERSION, "capacity_bytes": STATE["capacity"], "oom": STATE["oom"],
               "exit": "oom" if STATE["oom"] else STATE["exit"], "steps": STATE["steps"],
-              "losses": STATE["losses"], "grad_norms": STATE["grad_norms"], **peaks()}
+              "losses": STATE["losses"], "step_losses": STATE["step_losses"], "grad_norms": STATE["grad_norms"], **peaks()}
     target = Path(path)
     temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(record))

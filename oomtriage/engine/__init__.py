@@ -65,6 +65,7 @@ def triage(context: TriageContext) -> TriageReport:
         failing_ranks=context.failing_ranks,
         non_oom_errors=context.non_oom_errors,
         environment=context.environment,
+        stack=context.stack,
         sources=context.sources,
         warnings=list(context.warnings),
         engine=EngineInfo(used="rules"),

@@ -1,0 +1,198 @@
+"""The validation loop: a baseline of the repro (capped, and uncapped to learn what it needs), then
+each fix alone in its own scratch copy, measured the same way, gated on fitting and on numerics."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel, Field
+
+from oomtriage.models import SCHEMA_VERSION, Measurement, TriageReport
+from oomtriage.run import RunResult, run_command
+from oomtriage.sizes import format_size
+
+from .candidates import CandidateFix, FixAction, apply_args, candidates_from_report, describe
+from .numerics import NumericsResult, compare
+from .patching import PatchError, apply_unified_diff, scratch_copy, tree_digest
+
+SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
+Progress = Callable[[str, str], None]  # (phase, detail)
+
+
+class FixResult(BaseModel):
+    kind: str
+    title: str
+    cause_id: str
+    source: str
+    action: FixAction
+    change: str
+    accepted: bool
+    reason: str
+    fits: bool | None = None
+    peak_before_bytes: int | None = None
+    peak_after_bytes: int | None = None
+    reserved_before_bytes: int | None = None
+    reserved_after_bytes: int | None = None
+    numerics: NumericsResult | None = None
+    seconds: float = 0.0
+
+
+class ValidationResult(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    command: list[str]
+    capacity_bytes: int | None
+    baseline: Measurement | None = None
+    baseline_uncapped: Measurement | None = None
+    needs_bytes: int | None = Field(None, description="peak reserved of the uncapped baseline: what the run needs")
+    summary: str = ""
+    report: TriageReport | None = None
+    fixes: list[FixResult] = Field(default_factory=list)
+    tree_unchanged: bool = True
+
+
+def _measure(command: list[str], project: Path, work: Path, name: str, *, capacity: int | None, max_steps: int | None,
+             timeout: float | None, env: dict[str, str] | None = None) -> tuple[RunResult, Measurement | None]:
+    measure_file = work / f"{name}.measure.json"
+    result = run_command(_relocate(command, project, work / name), simulate_gpu=capacity, max_steps=max_steps,
+                         measure_file=str(measure_file), fingerprint=True, report_dir=str(work / f"{name}.reports"),
+                         timeout=timeout, cwd=str(work / name), quiet=True, extra_env=env)
+    return result, result.measurement
+
+
+def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
+    """Absolute paths into the project point into the scratch copy instead."""
+    root = str(project.resolve())
+    return [str(scratch) + item[len(root):] if item.startswith(root + os.sep) else item for item in command]
+
+
+def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
+             report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
+             progress: Progress | None = None) -> ValidationResult:
+    say = progress or (lambda phase, detail: None)
+    project = project.resolve()
+    before = tree_digest(project)
+    result = ValidationResult(command=command, capacity_bytes=capacity)
+    with tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
+        work = Path(folder)
+        scratch_copy(project, work / "baseline")
+        say("baseline", "capped" if capacity else "measured")
+        run, result.baseline = _measure(command, project, work, "baseline", capacity=capacity, max_steps=max_steps, timeout=timeout)
+        result.report = report or run.report
+        scratch_copy(project, work / "uncapped")
+        say("baseline", "uncapped (what the run needs)")
+        _, result.baseline_uncapped = _measure(command, project, work, "uncapped", capacity=None, max_steps=max_steps, timeout=timeout)
+        if result.baseline_uncapped:
+            result.needs_bytes = result.baseline_uncapped.peak_reserved_bytes
+        result.summary = _summary(result)
+        if result.report is None:
+            result.summary += " No OOM and no report: nothing to validate."
+        else:
+            candidates = [c for c in candidates_from_report(result.report, command, project) if not kinds or c.kind in kinds]
+            for index, candidate in enumerate(candidates):
+                say("fix", f"{candidate.kind}: {candidate.title}")
+                result.fixes.append(_try_fix(candidate, command, project, work, f"fix{index}", result, max_steps, timeout))
+    result.tree_unchanged = tree_digest(project) == before
+    return result
+
+
+def _summary(result: ValidationResult) -> str:
+    baseline, needs, capacity = result.baseline, result.needs_bytes, result.capacity_bytes
+    if baseline is None:
+        return "The baseline run produced no measurement."
+    if baseline.oom and needs and capacity:
+        return f"The run needs {format_size(needs)}; the (simulated) card has {format_size(capacity)}."
+    if baseline.oom:
+        return "The baseline run ran out of memory."
+    return f"The baseline fits: peak {format_size(baseline.peak_reserved_bytes)} reserved."
+
+
+def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: Path, name: str, result: ValidationResult,
+             max_steps: int | None, timeout: float | None) -> FixResult:
+    started = time.perf_counter()
+    outcome = FixResult(kind=candidate.kind, title=candidate.title, cause_id=candidate.cause_id, source=candidate.source,
+                        action=candidate.action, change=describe(candidate.action), accepted=False, reason="")
+    golden = result.baseline_uncapped
+    if golden is not None:
+        outcome.peak_before_bytes, outcome.reserved_before_bytes = golden.peak_allocated_bytes, golden.peak_reserved_bytes
+    if candidate.action.type == "advice":
+        outcome.reason = "advice only: no change oomtriage can apply and measure, so it is not validated"
+        return outcome
+    scratch = scratch_copy(project, work / name)
+    if candidate.action.type == "diff":
+        try:
+            apply_unified_diff(scratch, candidate.action.diff or "")
+        except (PatchError, OSError, UnicodeDecodeError) as error:
+            outcome.reason = f"the patch was not applied: {error}"
+            return outcome
+    run, measured = _measure(apply_args(command, candidate.action), project, work, name, capacity=result.capacity_bytes,
+                             max_steps=max_steps, timeout=timeout, env=candidate.action.env or None)
+    outcome.seconds = round(time.perf_counter() - started, 2)
+    if measured is None:
+        outcome.reason = "timed out" if run.timed_out else f"the run failed (exit code {run.returncode}) before it could be measured"
+        return outcome
+    outcome.peak_after_bytes, outcome.reserved_after_bytes = measured.peak_allocated_bytes, measured.peak_reserved_bytes
+    capacity = result.capacity_bytes
+    if measured.oom and capacity is not None:
+        # A run cut short by the OOM shows a truncated peak: measure what the fixed run really needs,
+        # so a fix that saves nothing is never credited with a saving.
+        scratch_copy(scratch, work / f"{name}.uncapped")
+        _, true_peak = _measure(apply_args(command, candidate.action), project, work, f"{name}.uncapped", capacity=None,
+                                max_steps=max_steps, timeout=timeout, env=candidate.action.env or None)
+        if true_peak is not None:
+            outcome.peak_after_bytes, outcome.reserved_after_bytes = true_peak.peak_allocated_bytes, true_peak.peak_reserved_bytes
+    completed = not measured.oom and run.returncode == 0 and measured.exit in ("completed", "max_steps")
+    outcome.fits = completed and (capacity is None or (measured.peak_reserved_bytes or 0) <= capacity)
+    outcome.numerics = compare(golden, measured, candidate.kind) if golden else None
+    numerics_ok = outcome.numerics is not None and outcome.numerics.verdict == "passed"
+    baseline_failed = result.baseline is not None and result.baseline.oom
+    saved = (outcome.peak_before_bytes and outcome.peak_after_bytes is not None
+             and outcome.peak_after_bytes <= (1 - SAVING_MARGIN) * outcome.peak_before_bytes)
+    memory_ok = outcome.fits if baseline_failed else bool(completed and saved)
+    outcome.accepted = bool(memory_ok and numerics_ok)
+    outcome.reason = _reason(outcome, memory_ok, numerics_ok, run)
+    return outcome
+
+
+def _reason(outcome: FixResult, memory_ok: bool, numerics_ok: bool, run: RunResult) -> str:
+    if outcome.accepted:
+        return "fits and keeps the numerics" if outcome.fits else "saves memory and keeps the numerics"
+    if not memory_ok:
+        if run.returncode != 0 and not (outcome.numerics and outcome.peak_after_bytes):
+            return f"the run failed (exit code {run.returncode})"
+        return "still runs out of memory" if not outcome.fits else f"saves less than {SAVING_MARGIN:.0%}"
+    numerics = outcome.numerics
+    return f"numerics {numerics.verdict}: {numerics.reason}" if numerics else "numerics not checked"
+
+
+def changelog_entry(result: ValidationResult, fix: FixResult) -> str:
+    report = result.report
+    error = report.error if report else None
+    headline = f"{error.exception_type or 'OOM'}: tried to allocate {format_size(error.requested_bytes)}" if error and error.requested_bytes \
+        else (error.raw_message[:100] if error else "out of memory")
+    engine = report.engine if report else None
+    if fix.source == "llm" and engine and engine.exchange_id:
+        provenance = f"proposed by {engine.model} (exchange {engine.exchange_id})"
+    else:
+        provenance = "proposed by the rule engine"
+    numerics = fix.numerics
+    verdict = (f"{numerics.verdict} ({numerics.rule}, max relative error {numerics.max_relative_error:.2e} over "
+               f"{numerics.steps_compared} steps)" if numerics and numerics.max_relative_error is not None else "not checked")
+    lines = [
+        f"- Fix OOM `{fix.cause_id}`: {fix.title} ({date.today().isoformat()}).",
+        f"  - OOM: {headline}.",
+        f"  - Cause: `{fix.cause_id}`, {provenance}.",
+        f"  - Peak allocated {format_size(fix.peak_before_bytes)} -> {format_size(fix.peak_after_bytes)}, reserved "
+        f"{format_size(fix.reserved_before_bytes)} -> {format_size(fix.reserved_after_bytes)}"
+        + (f" (card: {format_size(result.capacity_bytes)})." if result.capacity_bytes else "."),
+        f"  - Numerics: {verdict}.",
+    ]
+    if fix.action.type == "diff":
+        lines += ["  - Change:", "", "    ```diff", *("    " + line for line in (fix.action.diff or "").rstrip("\n").splitlines()), "    ```"]
+    else:
+        lines.append(f"  - Change: `{fix.change}`.")
+    return "\n".join(lines)
