@@ -1,0 +1,111 @@
+"""The validator on the examples: each expected fix is accepted with a measured reduction, a fix
+that cannot help is not credited, a harmful patch is rejected by the numerics gate, the user's tree
+is untouched, and concurrent changelog appends keep every entry."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from oomtriage.models import Cause, Fix, TriageReport
+from oomtriage.validate.changelog import append_entry
+from oomtriage.validate.patching import PatchError, apply_unified_diff, tree_digest
+from tests.conftest import ROOT, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated_home")]
+MANIFEST = json.loads((ROOT / "examples" / "manifest.json").read_text())
+
+
+@pytest.fixture
+def project(tmp_path):
+    target = tmp_path / "project"
+    shutil.copytree(ROOT / "examples", target / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def _validate(project: Path, entry: dict, *extra: str) -> dict:
+    result = run_cli("validate", "--simulate-gpu", entry["simulate_gpu"], "--project", str(project), "--format", "json",
+                     *extra, "--", sys.executable, *entry["command"][1:], cwd=project, timeout=900)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
+def test_expected_fix_is_accepted_with_a_measured_reduction(entry, project):
+    before = tree_digest(project)
+    changelog = project / "CHANGELOG.md"
+    result = _validate(project, entry, "--kind", entry["fix_kind"], "--changelog", str(changelog))
+    assert result["baseline"]["oom"] is True and result["needs_bytes"] > result["capacity_bytes"]
+    fix = next(fix for fix in result["fixes"] if fix["kind"] == entry["fix_kind"])
+    assert fix["accepted"], fix["reason"]
+    assert fix["peak_after_bytes"] < fix["peak_before_bytes"]
+    assert fix["reserved_after_bytes"] <= result["capacity_bytes"]
+    assert fix["numerics"]["verdict"] == "passed" and fix["numerics"]["steps_compared"] >= 1
+    assert result["tree_unchanged"] is True and tree_digest(project) != before  # only the changelog was added
+    changelog.unlink()
+    (project / "CHANGELOG.md.lock").unlink()
+    assert tree_digest(project) == before
+    assert "Fix OOM" in result["summary"] or "needs" in result["summary"]
+
+
+def test_a_fix_that_cannot_help_is_not_credited(project):
+    entry = next(entry for entry in MANIFEST if entry["name"] == "batch_too_large")
+    result = _validate(project, entry, "--kind", "alloc_conf")
+    fix = result["fixes"][0]
+    assert fix["kind"] == "alloc_conf" and fix["accepted"] is False
+    assert fix["peak_after_bytes"] >= fix["peak_before_bytes"]  # no allocated saving is claimed
+
+
+def test_harmful_patches_are_rejected_by_the_numerics_gate(project, tmp_path):
+    entry = next(entry for entry in MANIFEST if entry["name"] == "graph_retained")
+    script = "examples/graph_retained.py"
+    zero_loss = (f"--- a/{script}\n+++ b/{script}\n@@ -26,3 +26,3 @@\n     loss = F.cross_entropy(model(inputs), labels)\n"
+                 "-    optimizer.zero_grad(set_to_none=True)\n+    optimizer.zero_grad(set_to_none=True); loss = loss * 0\n"
+                 "     loss.backward(retain_graph=True)\n")
+    fixed_and_harmful = zero_loss + (f"--- a/{script}\n+++ b/{script}\n@@ -30,1 +30,1 @@\n-    total_loss += loss\n"
+                                     "+    total_loss += loss.item()\n")
+    report = TriageReport(detected=True, causes=[Cause(id="graph_retained", title="t", confidence=0.9, evidence=["e"], fixes=[
+        Fix(kind="detach_accumulated_loss", title="zeroes the loss", how="x", diff=fixed_and_harmful, source="llm")])])
+    fixes = tmp_path / "report.json"
+    fixes.write_text(report.model_dump_json())
+    result = _validate(project, entry, "--fixes", str(fixes))
+    fix = result["fixes"][0]
+    assert fix["accepted"] is False and fix["numerics"]["verdict"] == "failed"
+    assert fix["numerics"]["first_step_out_of_bound"] == 0 and fix["numerics"]["max_relative_error"] > 0.5
+
+
+def test_patches_may_not_leave_the_project(tmp_path):
+    (tmp_path / "inside.py").write_text("x = 1\n")
+    with pytest.raises(PatchError, match="not a path inside|outside"):
+        apply_unified_diff(tmp_path, "--- a/../evil.py\n+++ b/../evil.py\n@@ -0,0 +1,1 @@\n+import os\n")
+    with pytest.raises(PatchError):
+        apply_unified_diff(tmp_path, "--- /etc/passwd\n+++ /etc/passwd\n@@ -1,1 +1,1 @@\n-root\n+evil\n")
+    with pytest.raises(PatchError, match="does not apply"):
+        apply_unified_diff(tmp_path, "--- a/inside.py\n+++ b/inside.py\n@@ -1,1 +1,1 @@\n-y = 2\n+y = 3\n")
+    assert apply_unified_diff(tmp_path, "--- a/inside.py\n+++ b/inside.py\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n") == ["inside.py"]
+    assert (tmp_path / "inside.py").read_text() == "x = 2\n"
+
+
+def _append_many(path: str, worker: int) -> None:
+    for index in range(50):
+        append_entry(path, f"- entry {worker}-{index}")
+
+
+def test_concurrent_appends_keep_every_entry(tmp_path):
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text("# Changelog\n\n## [Unreleased]\n\n### Added\n- something\n\n## [1.0.0] - 2026-01-01\n\n- first\n")
+    workers = [multiprocessing.Process(target=_append_many, args=(str(changelog), worker)) for worker in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    text = changelog.read_text()
+    entries = [line for line in text.splitlines() if line.startswith("- entry ")]
+    assert len(entries) == 400 and len(set(entries)) == 400
+    assert text.index("### Added") < text.index("### Fixed") < text.index("## [1.0.0]")
+    assert text.endswith("## [1.0.0] - 2026-01-01\n\n- first\n")
