@@ -228,6 +228,26 @@ def validate(
     emit(validation_text(result), None)
 
 
+@app.command()
+def apply(
+    validation: Path = typer.Argument(..., help="The JSON that `oomtriage validate --format json` printed."),
+    kind: str = typer.Option(..., "--kind", help="The accepted fix to apply, by kind."),
+    project: Path = typer.Option(Path("."), "--project", help="The project the validation was run on."),
+) -> None:
+    """Apply an accepted fix to your tree, only if its files are unchanged since validation; shows the diff."""
+    from .validate.loop import ValidationResult, apply_accepted
+
+    try:
+        result = ValidationResult.model_validate_json(validation.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        fail(f"{validation}: not a readable validation result ({str(error).splitlines()[0]})")
+    try:
+        fix = apply_accepted(result, kind, project)
+    except OomtriageError as error:
+        fail(str(error))
+    emit(f"applied {fix.kind} ({fix.title}):\n{fix.action.diff}", None)
+
+
 def _progress_printer():
     import time
 

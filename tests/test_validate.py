@@ -109,3 +109,20 @@ def test_concurrent_appends_keep_every_entry(tmp_path):
     assert len(entries) == 400 and len(set(entries)) == 400
     assert text.index("### Added") < text.index("### Fixed") < text.index("## [1.0.0]")
     assert text.endswith("## [1.0.0] - 2026-01-01\n\n- first\n")
+
+
+def test_apply_only_when_the_files_are_unchanged(project, tmp_path):
+    entry = next(entry for entry in MANIFEST if entry["name"] == "graph_retained")
+    result = _validate(project, entry, "--kind", "detach_accumulated_loss")
+    saved = tmp_path / "validation.json"
+    saved.write_text(json.dumps(result))
+    script = project / "examples" / "graph_retained.py"
+    original = script.read_text()
+    script.write_text(original + "# edited after validation\n")
+    refused = run_cli("apply", str(saved), "--kind", "detach_accumulated_loss", "--project", str(project))
+    assert refused.returncode == 2 and b"changed since validation" in refused.stderr
+    script.write_text(original)
+    applied = run_cli("apply", str(saved), "--kind", "detach_accumulated_loss", "--project", str(project))
+    assert applied.returncode == 0 and b"+    total_loss += loss.item()" in applied.stdout
+    assert "total_loss += loss.item()" in script.read_text()
+    assert run_cli("apply", str(saved), "--kind", "no_grad_eval", "--project", str(project)).returncode == 2

@@ -18,7 +18,7 @@ from oomtriage.sizes import format_size
 
 from .candidates import CandidateFix, FixAction, apply_args, candidates_from_report, describe
 from .numerics import NumericsResult, compare
-from .patching import PatchError, apply_unified_diff, scratch_copy, tree_digest
+from .patching import PatchError, apply_unified_diff, file_hash, scratch_copy, tree_digest
 
 SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
 Progress = Callable[[str, str], None]  # (phase, detail)
@@ -40,6 +40,7 @@ class FixResult(BaseModel):
     reserved_after_bytes: int | None = None
     numerics: NumericsResult | None = None
     seconds: float = 0.0
+    file_hashes: dict[str, str] = Field(default_factory=dict, description="sha256 of each patched file at validation")
 
 
 class ValidationResult(BaseModel):
@@ -125,7 +126,9 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
     scratch = scratch_copy(project, work / name)
     if candidate.action.type == "diff":
         try:
-            apply_unified_diff(scratch, candidate.action.diff or "")
+            for relative in apply_unified_diff(scratch, candidate.action.diff or ""):
+                original = project / relative
+                outcome.file_hashes[relative] = file_hash(original) if original.exists() else ""
         except (PatchError, OSError, UnicodeDecodeError) as error:
             outcome.reason = f"the patch was not applied: {error}"
             return outcome
@@ -196,3 +199,22 @@ def changelog_entry(result: ValidationResult, fix: FixResult) -> str:
     else:
         lines.append(f"  - Change: `{fix.change}`.")
     return "\n".join(lines)
+
+
+class ApplyError(PatchError):
+    """An accepted fix cannot be applied to the real tree."""
+
+
+def apply_accepted(result: ValidationResult, kind: str, project: Path) -> FixResult:
+    """Apply an accepted diff fix to the real tree, only if its files are unchanged since validation."""
+    fix = next((fix for fix in result.fixes if fix.kind == kind and fix.accepted), None)
+    if fix is None:
+        raise ApplyError(f"no accepted fix of kind {kind!r} in this validation")
+    if fix.action.type != "diff":
+        raise ApplyError(f"the {kind} fix changes no file; apply it yourself: {fix.change}")
+    for relative, digest in fix.file_hashes.items():
+        path = project / relative
+        if (file_hash(path) if path.exists() else "") != digest:
+            raise ApplyError(f"{relative} changed since validation; validate again before applying")
+    apply_unified_diff(project, fix.action.diff or "")
+    return fix

@@ -25,6 +25,10 @@ def scratch_copy(project: Path, destination: Path) -> Path:
     return destination
 
 
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def tree_digest(root: Path) -> str:
     """A hash of every file's path and bytes under ``root`` (to prove validation left it untouched)."""
     digest = hashlib.sha256()
