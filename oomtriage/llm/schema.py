@@ -14,6 +14,14 @@ def _cap(length: int) -> dict:
 from oomtriage.taxonomy import cause_ids, is_cause_id
 
 
+def checked_cause_id(value: str) -> str:
+    """A taxonomy id, or a validation error that lists the valid ones (the re-ask shows it to the model)."""
+    value = value.strip()
+    if not is_cause_id(value):
+        raise ValueError(f"unknown cause id {value!r}; use one of: {', '.join(cause_ids())}")
+    return value
+
+
 class LLMCause(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -37,10 +45,7 @@ class LLMCause(BaseModel):
     @field_validator("id")
     @classmethod
     def known_id(cls, value: str) -> str:
-        value = value.strip()
-        if not is_cause_id(value):
-            raise ValueError(f"unknown cause id {value!r}; use one of: {', '.join(cause_ids())}")
-        return value
+        return checked_cause_id(value)
 
 
 class LLMFix(BaseModel):
@@ -60,10 +65,7 @@ class LLMFix(BaseModel):
     @field_validator("cause_id")
     @classmethod
     def known_cause(cls, value: str) -> str:
-        value = value.strip()
-        if not is_cause_id(value):
-            raise ValueError(f"unknown cause id {value!r}")
-        return value
+        return checked_cause_id(value)
 
 
 class LLMAnswer(BaseModel):
