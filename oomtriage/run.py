@@ -60,10 +60,11 @@ def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: i
             env[name] = str(value)
     if fingerprint:
         env["OOMTRIAGE_FINGERPRINT"] = "1"
-    package_root = str(Path(__file__).resolve().parent.parent)
-    paths = [package_root] + ([str(Path(__file__).resolve().parent / "_site")] if site_hook else [])
-    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    # Only the sitecustomize folder goes on PYTHONPATH: the package's own parent folder would put
+    # unrelated top-level names (an editable checkout's tests/, examples/) in front of the user's.
     if site_hook:
+        site = str(Path(__file__).resolve().parent / "_site")
+        env["PYTHONPATH"] = os.pathsep.join([site] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env["OOMTRIAGE_HOOK"] = "1"
     return env
 

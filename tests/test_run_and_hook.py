@@ -201,3 +201,14 @@ def test_ipython_extension_triages_after_showing_the_traceback(tmp_path, monkeyp
     assert "OOM in notebook cell triaged" in captured.err
     assert list((tmp_path / "reports").glob("oom-*/report.json"))
     shell.set_custom_exc((), None)
+
+
+def test_run_reaches_python_started_by_another_command(tmp_path):
+    """torchrun, accelerate or a shell script start Python themselves: the sitecustomize hook reaches it."""
+    script = _script(tmp_path, OOM_SCRIPT)
+    report = tmp_path / "report.json"
+    result = run_cli("run", "--report", str(report), "--", "bash", "-c", f"{sys.executable} {script}")
+    assert result.returncode == 1
+    assert b"OOM triaged" in result.stderr
+    assert b"OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." in result.stderr  # the user's traceback
+    assert json.loads(report.read_text())["error"]["requested_bytes"] == 2 * 1024**3
