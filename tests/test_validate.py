@@ -126,3 +126,13 @@ def test_apply_only_when_the_files_are_unchanged(project, tmp_path):
     assert applied.returncode == 0 and b"+    total_loss += loss.item()" in applied.stdout
     assert "total_loss += loss.item()" in script.read_text()
     assert run_cli("apply", str(saved), "--kind", "no_grad_eval", "--project", str(project)).returncode == 2
+
+
+def test_a_hanging_repro_is_stopped_at_the_timeout(tmp_path):
+    (tmp_path / "hang.py").write_text("import time\ntime.sleep(60)\n")
+    result = run_cli("validate", "--timeout", "3", "--project", str(tmp_path), "--format", "json", "--",
+                     sys.executable, "hang.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    report = json.loads(result.stdout)
+    assert report["baseline"] is None and report["fixes"] == []
+    assert "stopped at the 3 s timeout" in report["summary"] and "nothing to validate" in report["summary"]

@@ -90,6 +90,8 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
         if result.baseline_uncapped:
             result.needs_bytes = result.baseline_uncapped.peak_reserved_bytes
         result.summary = _summary(result)
+        if run.timed_out:
+            result.summary = f"The baseline run was stopped at the {timeout:g} s timeout. " + result.summary
         if result.report is None:
             result.summary += " No OOM and no report: nothing to validate."
         else:
