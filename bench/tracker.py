@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from oomtriage.simulate.reference import iteration_tolerant_memtracker, memtracker_peak_bytes
 from oomtriage.simulate.tracker import SimulatedDevice
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,23 +43,10 @@ def run_script(argv: list[str], device: SimulatedDevice | None) -> float:
 
 
 def memtracker_peak(argv: list[str]) -> int:
-    from torch.distributed._tools.mem_tracker import MemTracker
-
-    tracker = MemTracker()
-    pre_forward = tracker._pre_fw_hook
-
-    def reset_between_iterations(*args, **kwargs):
-        # MemTracker refuses a module's second forward unless its stats are reset (reference §2.2).
-        try:
-            return pre_forward(*args, **kwargs)
-        except NotImplementedError:
-            tracker.reset_mod_stats()
-            return pre_forward(*args, **kwargs)
-
-    tracker._pre_fw_hook = reset_between_iterations
+    tracker = iteration_tolerant_memtracker()
     with tracker:
         run_script(argv, None)
-    return int(sum(snapshot["Total"] for snapshot in tracker.get_tracker_snapshot("peak").values()))
+    return memtracker_peak_bytes(tracker)
 
 
 def profiler_peak(argv: list[str]) -> tuple[int, int, int]:

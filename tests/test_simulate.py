@@ -77,22 +77,11 @@ def test_peak_matches_memtracker_on_an_example():
     import runpy
     import sys
 
-    from torch.distributed._tools.mem_tracker import MemTracker
-
+    from oomtriage.simulate.reference import iteration_tolerant_memtracker, memtracker_peak_bytes
     from oomtriage.simulate.tracker import SimulatedDevice
     from tests.conftest import ROOT
 
-    tracker, device = MemTracker(), SimulatedDevice(None)
-    pre_forward = tracker._pre_fw_hook
-
-    def reset_between_iterations(*args, **kwargs):
-        try:
-            return pre_forward(*args, **kwargs)
-        except NotImplementedError:
-            tracker.reset_mod_stats()
-            return pre_forward(*args, **kwargs)
-
-    tracker._pre_fw_hook = reset_between_iterations
+    tracker, device = iteration_tolerant_memtracker(), SimulatedDevice(None)
     script = str(ROOT / "examples" / "reference_leak.py")
     saved_argv = sys.argv
     sys.argv = [script, "--steps", "4"]
@@ -101,6 +90,6 @@ def test_peak_matches_memtracker_on_an_example():
             runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = saved_argv
-    reference = sum(snapshot["Total"] for snapshot in tracker.get_tracker_snapshot("peak").values())
+    reference = memtracker_peak_bytes(tracker)
     assert device.stats.peak_requested == reference
     assert device.stats.peak_allocated == pytest.approx(reference, rel=0.01)
