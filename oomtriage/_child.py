@@ -3,7 +3,7 @@
 GPU, ``--max-steps`` and a peak-memory measurement. ``oomtriage run`` starts this; users don't.
 
 Environment: OOMTRIAGE_SIMULATE_GPU (bytes), OOMTRIAGE_MAX_STEPS, OOMTRIAGE_MEASURE_FILE,
-OOMTRIAGE_FINGERPRINT=1, OOMTRIAGE_REPORT_DIR, OOMTRIAGE_NOTE.
+OOMTRIAGE_FINGERPRINT=1, OOMTRIAGE_FAKE=1, OOMTRIAGE_REPORT_DIR, OOMTRIAGE_NOTE.
 """
 
 from __future__ import annotations
@@ -53,12 +53,13 @@ def setup_from_env() -> None:
     capacity = _int_env("OOMTRIAGE_SIMULATE_GPU")
     max_steps = _int_env("OOMTRIAGE_MAX_STEPS")
     measure_file = os.environ.get("OOMTRIAGE_MEASURE_FILE") or None
-    if capacity or max_steps or measure_file:
+    fake = os.environ.get("OOMTRIAGE_FAKE") == "1"
+    if capacity or max_steps or measure_file or fake:
         try:
             from oomtriage import runtime
 
             runtime.start(capacity=capacity, simulate=capacity is not None, max_steps=max_steps,
-                          measure_file=measure_file, fingerprint=os.environ.get("OOMTRIAGE_FINGERPRINT") == "1")
+                          measure_file=measure_file, fingerprint=os.environ.get("OOMTRIAGE_FINGERPRINT") == "1", fake=fake)
         except Exception as error:  # the user's program still runs, unmeasured
             sys.stderr.write(f"oomtriage: could not set up measurement ({type(error).__name__}: {error}); running without it\n")
 
@@ -81,7 +82,9 @@ def main(argv: list[str]) -> int:
     except BaseException as error:  # noqa: BLE001 - reported exactly as python would report it
         if "oomtriage.runtime" in sys.modules:
             sys.modules["oomtriage.runtime"].STATE["exit"] = "error"
-        sys.excepthook(type(error), error, _user_traceback(error.__traceback__))
+        trimmed = _user_traceback(error.__traceback__)
+        # Python 3.11+ prints the exception's own __traceback__, whatever traceback it is handed.
+        sys.excepthook(type(error), error.with_traceback(trimmed), trimmed)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
     return 0
 

@@ -24,6 +24,12 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
+class MeasureBackend(str, Enum):
+    auto = "auto"
+    execute = "execute"
+    fake = "fake"
+
+
 def fail(message: str) -> None:
     typer.echo(f"oomtriage: {message}", err=True)
     raise typer.Exit(2)
@@ -161,6 +167,9 @@ def run(
     measure: Optional[Path] = typer.Option(None, "--measure", help="Write the run's peak memory (JSON) here."),
     report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where the hook writes per-rank reports."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help="What you know about the run."),
+    backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
+        "With --simulate-gpu: execute the script, or fake (shapes only: no compute, no memory, no values); "
+        "auto fakes only a card larger than this machine's memory.")),
 ) -> None:
     """Run a command with OOM triage installed; returns the command's exit code."""
     from .render import to_text
@@ -171,10 +180,15 @@ def run(
         capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
     except ValueError:
         fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
+    from .validate.loop import choose_backend
+
+    fake, why = choose_backend(backend.value, capacity) if capacity or backend is MeasureBackend.fake else (False, "")
+    if fake:
+        sys.stderr.write(f"oomtriage: measuring with {why}\n")
     try:
         result = run_command(list(command), simulate_gpu=capacity, max_steps=max_steps,
                              measure_file=str(measure) if measure else None, note=note,
-                             report_dir=str(report_dir) if report_dir else None)
+                             report_dir=str(report_dir) if report_dir else None, fake=fake)
     except OomtriageError as error:
         fail(str(error))
     if result.report is not None:
@@ -195,6 +209,9 @@ def validate(
     project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Only validate fixes of this kind (repeatable)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds)."),
+    backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
+        "execute: run the repro for real (CPU or GPU); fake: shapes only, no compute and no memory, numerics not "
+        "checked; auto: fake only when the simulated card would not fit in this machine's memory.")),
 ) -> None:
     """Apply each suggested fix alone in a scratch copy, re-measure, check numerics, record accepted fixes."""
     from .models import TriageReport
@@ -214,8 +231,12 @@ def validate(
             fail(f"{fixes}: not a readable oomtriage report ({str(error).splitlines()[0]})")
     if not project.is_dir():
         fail(f"{project}: not a folder")
-    result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
-                            timeout=timeout, kinds=set(kind) if kind else None, progress=_progress_printer())
+    from .progress import for_terminal
+
+    with for_terminal() as progress:
+        result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
+                                timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
+                                backend=backend.value)
     if changelog is not None:
         for fix in result.fixes:
             if fix.accepted:
@@ -246,17 +267,6 @@ def apply(
     except OomtriageError as error:
         fail(str(error))
     emit(f"applied {fix.kind} ({fix.title}):\n{fix.action.diff}", None)
-
-
-def _progress_printer():
-    import time
-
-    start = time.perf_counter()
-
-    def show(phase: str, detail: str) -> None:
-        sys.stderr.write(f"[{time.perf_counter() - start:6.1f} s] {phase}: {detail}\n")
-
-    return show
 
 
 @app.callback()

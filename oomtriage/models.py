@@ -187,7 +187,8 @@ class Measurement(Model):
     """Peak memory and the numerics fingerprint of one run (written by the child at exit)."""
 
     schema_version: int = SCHEMA_VERSION
-    device: Literal["cuda", "simulated", "cpu"]
+    device: Literal["cuda", "simulated", "fake", "cpu"] = Field(
+        description="cuda: real GPU; simulated: real CPU run counted by the allocator model; fake: fake tensors, no values")
     capacity_bytes: int | None = None
     peak_allocated_bytes: int | None = None
     peak_reserved_bytes: int | None = None

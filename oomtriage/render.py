@@ -135,16 +135,25 @@ class _NullFile:
 
 def validation_text(result) -> str:
     """A plain table of the validation: one line per fix."""
-    lines = [result.summary, ""]
+    lines = [result.summary]
+    if result.backend == "fake":
+        lines.append(f"Measured on {result.backend_reason}.")
+    lines += [""]
     lines.append(f"{'fix':<28} {'result':<9} {'peak allocated':<26} {'numerics':<22} reason")
     for fix in result.fixes:
         peaks = f"{format_size(fix.peak_before_bytes)} -> {format_size(fix.peak_after_bytes)}" if fix.peak_after_bytes is not None else "-"
         numerics = f"{fix.numerics.verdict} ({fix.numerics.max_relative_error:.1e})" if fix.numerics and fix.numerics.max_relative_error is not None \
             else (fix.numerics.verdict if fix.numerics else "-")
-        lines.append(f"{fix.kind:<28} {'ACCEPTED' if fix.accepted else 'rejected':<9} {peaks:<26} {numerics:<22} {fix.reason}")
+        lines.append(f"{fix.kind:<28} {_verdict(fix):<9} {peaks:<26} {numerics:<22} {fix.reason}")
     if not result.tree_unchanged:
         lines.append("WARNING: the project tree changed during validation")
     return "\n".join(lines) + "\n"
+
+
+def _verdict(fix) -> str:
+    if fix.accepted:
+        return "ACCEPTED"
+    return "unchecked" if fix.memory_ok and fix.numerics and fix.numerics.verdict == "not_checked" else "rejected"
 
 
 RENDERERS = {"json": to_json, "markdown": to_markdown}

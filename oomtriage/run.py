@@ -12,7 +12,8 @@ import tempfile
 import threading
 from collections import deque
 from pathlib import Path
-from typing import BinaryIO
+import time
+from typing import BinaryIO, Callable
 
 from pydantic import Field
 
@@ -21,6 +22,8 @@ from .models import Measurement, Model, TriageReport
 CAPTURE_BYTES = 4 * 1024 * 1024  # the tail of the output kept for analysis when no hook reported
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
 _OPTIONS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+POLL_SECONDS = 0.25
+Ticker = Callable[[float, int], None]  # (seconds elapsed, optimizer steps done)
 
 
 class RunResult(Model):
@@ -51,7 +54,7 @@ def wrap_python(command: list[str]) -> list[str] | None:
 
 
 def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: int | None, measure_file: str | None,
-                      fingerprint: bool, note: str | None, site_hook: bool) -> dict[str, str]:
+                      fingerprint: bool, note: str | None, site_hook: bool, fake: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     env["OOMTRIAGE_REPORT_DIR"] = report_dir
     for name, value in (("OOMTRIAGE_SIMULATE_GPU", simulate_gpu), ("OOMTRIAGE_MAX_STEPS", max_steps),
@@ -60,6 +63,8 @@ def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: i
             env[name] = str(value)
     if fingerprint:
         env["OOMTRIAGE_FINGERPRINT"] = "1"
+    if fake:
+        env["OOMTRIAGE_FAKE"] = "1"
     # Only the sitecustomize folder goes on PYTHONPATH: the package's own parent folder would put
     # unrelated top-level names (an editable checkout's tests/, examples/) in front of the user's.
     if site_hook:
@@ -92,12 +97,16 @@ class _Discard:
 def run_command(command: list[str], *, simulate_gpu: int | None = None, max_steps: int | None = None,
                 measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
                 report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
-                quiet: bool = False, extra_env: dict[str, str] | None = None) -> RunResult:
+                quiet: bool = False, extra_env: dict[str, str] | None = None, fake: bool = False,
+                on_tick: Ticker | None = None) -> RunResult:
     wrapped = wrap_python(command)
     folder = report_dir or tempfile.mkdtemp(prefix="oomtriage-run-")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
-                            fingerprint=fingerprint, note=note, site_hook=wrapped is None)
+                            fingerprint=fingerprint, note=note, site_hook=wrapped is None, fake=fake)
     env.update(extra_env or {})
+    progress_file = Path(folder) / "progress"
+    if on_tick is not None:
+        env["OOMTRIAGE_PROGRESS_FILE"] = str(progress_file)
     try:
         process = subprocess.Popen(wrapped or command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     except FileNotFoundError:
@@ -110,14 +119,7 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
              threading.Thread(target=_pump, args=(process.stderr, sinks[1], outputs["stderr"]), daemon=True)]
     for pump in pumps:
         pump.start()
-    try:
-        returncode = process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        returncode = process.wait()
-        timed_out = True
-    else:
-        timed_out = False
+    returncode, timed_out = _wait(process, timeout, on_tick, progress_file)
     for pump in pumps:
         pump.join()
     result = RunResult(returncode=returncode, command=command, report_dir=folder, timed_out=timed_out)
@@ -130,6 +132,34 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
         except ValueError:
             pass
     return result
+
+
+def _wait(process: subprocess.Popen, timeout: float | None, on_tick: Ticker | None,
+          progress_file: Path) -> tuple[int, bool]:
+    """Wait for the child, telling ``on_tick`` how far it got; kill it at ``timeout``."""
+    started = time.monotonic()
+    deadline = None if timeout is None else started + timeout
+    while True:
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            process.kill()
+            return process.wait(), True
+        wait = None if on_tick is None else POLL_SECONDS
+        if deadline is not None:
+            wait = deadline - now if wait is None else min(wait, deadline - now)
+        try:
+            return process.wait(timeout=wait), False
+        except subprocess.TimeoutExpired:
+            pass
+        if on_tick is not None:
+            on_tick(time.monotonic() - started, _steps_done(progress_file))
+
+
+def _steps_done(progress_file: Path) -> int:
+    try:
+        return int(progress_file.read_text() or 0)
+    except (OSError, ValueError):  # not written yet, or caught mid-write
+        return 0
 
 
 def _collect_reports(result: RunResult, folder: Path) -> None:

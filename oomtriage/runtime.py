@@ -29,19 +29,30 @@ class MaxStepsReached(SystemExit):
 STATE: dict[str, Any] = {
     "device": None, "capacity": None, "steps": 0, "max_steps": None, "losses": [], "grad_norms": [],
     "step_losses": [], "pending_loss": 0.0,
-    "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False,
+    "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False, "fake": False,
+    "progress_file": None, "fingerprint": False,
 }
 
 
 def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measure_file: str | None,
-          fingerprint: bool) -> None:
-    """Set up measurement before the user's script runs."""
-    STATE.update(capacity=capacity, max_steps=max_steps, measure_file=measure_file)
-    if torch.cuda.is_available() and not simulate:
+          fingerprint: bool, fake: bool = False) -> None:
+    """Set up measurement before the user's script runs.
+
+    ``fake``: run on fake tensors (no compute, no memory); there are no values, so no fingerprint.
+    """
+    STATE.update(capacity=capacity, max_steps=max_steps, measure_file=measure_file, fake=fake,
+                 progress_file=os.environ.get("OOMTRIAGE_PROGRESS_FILE") or None)
+    fingerprint = fingerprint and not fake
+    STATE["fingerprint"] = fingerprint
+    if torch.cuda.is_available() and not simulate and not fake:
         _start_real_cuda(capacity)
     else:
         from .simulate.tracker import SimulatedDevice
 
+        if fake:
+            from .simulate import fake as fake_backend
+
+            fake_backend.enter()
         device = SimulatedDevice(capacity if simulate else None)
         _make_cpu_behave_like_cuda()
         device.__enter__()  # for the whole process: every storage the script creates is counted
@@ -80,11 +91,23 @@ def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
     STATE["steps"] += 1
     # The loss of a step is the sum of the losses backpropagated since the last step, so a run with
     # gradient accumulation (loss / k per micro-batch) compares step by step with one without.
-    STATE["step_losses"].append(STATE["pending_loss"])
+    if STATE["fingerprint"]:
+        STATE["step_losses"].append(STATE["pending_loss"])
     STATE["pending_loss"] = 0.0
+    _report_progress()
     if STATE["max_steps"] is not None and STATE["steps"] >= STATE["max_steps"]:
         STATE["exit"] = "max_steps"
         raise MaxStepsReached(STATE["steps"])
+
+
+def _report_progress() -> None:
+    """The step count, for the parent's progress bar (a few bytes per optimizer step)."""
+    path = STATE["progress_file"]
+    if path:
+        try:
+            Path(path).write_text(str(STATE["steps"]))
+        except OSError:
+            STATE["progress_file"] = None  # progress is cosmetic: never fail the user's run over it
 
 
 def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -119,7 +142,7 @@ def peaks() -> dict[str, Any]:
     if device is None:
         return {"device": "cpu", "peak_allocated_bytes": None, "peak_reserved_bytes": None}
     stats = device.stats
-    return {"device": "simulated", "peak_allocated_bytes": stats.peak_allocated, "peak_reserved_bytes": stats.peak_reserved,
+    return {"device": "fake" if STATE["fake"] else "simulated", "peak_allocated_bytes": stats.peak_allocated, "peak_reserved_bytes": stats.peak_reserved,
             "num_alloc_retries": stats.num_alloc_retries}
 
 

@@ -96,13 +96,19 @@ def test_console_script_matches_python_m():
 
 def test_wheel_installs_collectors_and_prompts_inside_the_package(tmp_path):
     pytest.importorskip("build")
-    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
+    # A clean copy: setuptools reuses a stale build/ folder, which would hide a package left out of pyproject.toml.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns("build", "*.egg-info", ".git", "__pycache__", ".pytest_cache"))
+    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(source)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     wheel = next(tmp_path.glob("oomtriage-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for module in ("oomtriage/collectors/oom_pytorch.py", "oomtriage/taxonomy.md", "oomtriage/engine/rules/phases.py",
-                   "oomtriage/simulate/tracker.py", "oomtriage/_site/sitecustomize.py"):
+    # Every module of the source tree, so a new subpackage missing from pyproject.toml fails here.
+    sources = [path.relative_to(ROOT).as_posix() for path in (ROOT / "oomtriage").rglob("*.py")]
+    sources += ["oomtriage/" + path.relative_to(ROOT).as_posix() for path in (ROOT / "collectors").rglob("*.py")]
+    assert len(sources) > 50
+    for module in [*sources, "oomtriage/taxonomy.md"]:
         assert module in names, module
     assert any(name.startswith("oomtriage/prompts/") and name.endswith(".j2") for name in names)
     assert not any(name.startswith(("collectors/", "prompts/")) for name in names)

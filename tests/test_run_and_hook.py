@@ -40,7 +40,10 @@ def test_example_ooms_for_its_cause_and_fits_with_its_fix(entry, tmp_path):
     assert result.returncode == 1, result.stderr.decode()[-2000:]
     stderr = result.stderr.decode()
     assert "torch.OutOfMemoryError: CUDA out of memory" in stderr  # the user's traceback, intact
-    assert "oomtriage/simulate" not in stderr.split("Traceback")[-1]  # no simulator frames in it
+    user_traceback = stderr.split("Traceback")[-1]
+    assert "oomtriage/simulate" not in user_traceback  # no simulator frames in it
+    assert "_child.py" not in user_traceback and "runpy" not in user_traceback  # nor the wrapper's: as python prints it
+    assert user_traceback.splitlines()[1].strip().startswith(f'File "{entry["command"][1]}"')
     report = json.loads(report_file.read_text())
     assert report["causes"][0]["id"] == entry["expected_cause"], report["causes"][:3]
     assert json.loads(measure_file.read_text())["oom"] is True

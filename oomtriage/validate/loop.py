@@ -8,7 +8,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from typing import Callable
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,31 @@ from .numerics import NumericsResult, compare
 from .patching import PatchError, apply_unified_diff, file_hash, scratch_copy, tree_digest
 
 SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
-Progress = Callable[[str, str], None]  # (phase, detail)
+# Executing a run needs host memory up to the card's size (the capped run stops there, the uncapped
+# one goes past it): beyond this share of the host's available memory, "auto" measures on fake tensors.
+FAKE_ABOVE_HOST_SHARE = 0.5
+Backend = Literal["auto", "execute", "fake"]
+
+
+class ProgressSink(Protocol):
+    """Told about each run of a validation: a bar per run in the CLI."""
+
+    def started(self, label: str, total_steps: int | None) -> None: ...
+
+    def advanced(self, elapsed: float, steps: int) -> None: ...
+
+    def finished(self, outcome: str, steps: int) -> None: ...
+
+
+class _NoProgress:
+    def started(self, label: str, total_steps: int | None) -> None:
+        pass
+
+    def advanced(self, elapsed: float, steps: int) -> None:
+        pass
+
+    def finished(self, outcome: str, steps: int) -> None:
+        pass
 
 
 class FixResult(BaseModel):
@@ -38,6 +62,7 @@ class FixResult(BaseModel):
     peak_after_bytes: int | None = None
     reserved_before_bytes: int | None = None
     reserved_after_bytes: int | None = None
+    memory_ok: bool | None = Field(None, description="fits the card (or saves the margin), whatever the numerics")
     numerics: NumericsResult | None = None
     seconds: float = 0.0
     file_hashes: dict[str, str] = Field(default_factory=dict, description="sha256 of each patched file at validation")
@@ -47,6 +72,8 @@ class ValidationResult(BaseModel):
     schema_version: int = SCHEMA_VERSION
     command: list[str]
     capacity_bytes: int | None
+    backend: Literal["execute", "fake"] = "execute"
+    backend_reason: str = ""
     baseline: Measurement | None = None
     baseline_uncapped: Measurement | None = None
     needs_bytes: int | None = Field(None, description="peak reserved of the uncapped baseline: what the run needs")
@@ -56,13 +83,61 @@ class ValidationResult(BaseModel):
     tree_unchanged: bool = True
 
 
-def _measure(command: list[str], project: Path, work: Path, name: str, *, capacity: int | None, max_steps: int | None,
-             timeout: float | None, env: dict[str, str] | None = None) -> tuple[RunResult, Measurement | None]:
-    measure_file = work / f"{name}.measure.json"
-    result = run_command(_relocate(command, project, work / name), simulate_gpu=capacity, max_steps=max_steps,
-                         measure_file=str(measure_file), fingerprint=True, report_dir=str(work / f"{name}.reports"),
-                         timeout=timeout, cwd=str(work / name), quiet=True, extra_env=env)
-    return result, result.measurement
+class _Runner:
+    """Runs the repro (or a fix of it) in a scratch folder, measured, with a progress bar per run."""
+
+    def __init__(self, command: list[str], project: Path, work: Path, *, max_steps: int | None, timeout: float | None,
+                 fake: bool, progress: ProgressSink) -> None:
+        self.command, self.project, self.work = command, project, work
+        self.max_steps, self.timeout, self.fake, self.progress = max_steps, timeout, fake, progress
+
+    def measure(self, name: str, label: str, *, capacity: int | None, command: list[str] | None = None,
+                env: dict[str, str] | None = None) -> tuple[RunResult, Measurement | None]:
+        measure_file = self.work / f"{name}.measure.json"
+        self.progress.started(label, self.max_steps)
+        result = run_command(_relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
+                             max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
+                             report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
+                             quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced)
+        self.progress.finished(_outcome(result), result.measurement.steps if result.measurement else 0)
+        return result, result.measurement
+
+
+def _outcome(result: RunResult) -> str:
+    measured = result.measurement
+    if result.timed_out:
+        return "stopped at the timeout"
+    if measured is None:
+        return f"failed (exit code {result.returncode})"
+    peak = f"peak {format_size(measured.peak_allocated_bytes)}"
+    return f"out of memory ({peak})" if measured.oom else peak
+
+
+def host_available_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def choose_backend(backend: Backend, capacity: int | None) -> tuple[bool, str]:
+    """(fake?, why) for this validation."""
+    if backend == "fake":
+        return True, "fake tensors (asked for): shapes only, numerics not checked"
+    if backend == "execute" or capacity is None:
+        return False, "executed"
+    available = host_available_bytes()
+    if available is not None and capacity > FAKE_ABOVE_HOST_SHARE * available:
+        return True, (f"fake tensors: a {format_size(capacity)} card is more than {FAKE_ABOVE_HOST_SHARE:.0%} of this "
+                      f"machine's {format_size(available)} of available memory, so runs are measured without executing "
+                      "them; numerics not checked")
+    return False, "executed"
 
 
 def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
@@ -73,20 +148,19 @@ def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
 
 def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
-             progress: Progress | None = None) -> ValidationResult:
-    say = progress or (lambda phase, detail: None)
+             progress: ProgressSink | None = None, backend: Backend = "auto") -> ValidationResult:
     project = project.resolve()
     before = tree_digest(project)
-    result = ValidationResult(command=command, capacity_bytes=capacity)
+    fake, why = choose_backend(backend, capacity)
+    result = ValidationResult(command=command, capacity_bytes=capacity, backend="fake" if fake else "execute", backend_reason=why)
     with tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
         work = Path(folder)
+        runner = _Runner(command, project, work, max_steps=max_steps, timeout=timeout, fake=fake, progress=progress or _NoProgress())
         scratch_copy(project, work / "baseline")
-        say("baseline", "capped" if capacity else "measured")
-        run, result.baseline = _measure(command, project, work, "baseline", capacity=capacity, max_steps=max_steps, timeout=timeout)
+        run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
         result.report = report or run.report
         scratch_copy(project, work / "uncapped")
-        say("baseline", "uncapped (what the run needs)")
-        _, result.baseline_uncapped = _measure(command, project, work, "uncapped", capacity=None, max_steps=max_steps, timeout=timeout)
+        _, result.baseline_uncapped = runner.measure("uncapped", "baseline, uncapped (what the run needs)", capacity=None)
         if result.baseline_uncapped:
             result.needs_bytes = result.baseline_uncapped.peak_reserved_bytes
         result.summary = _summary(result)
@@ -97,8 +171,7 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
         else:
             candidates = [c for c in candidates_from_report(result.report, command, project) if not kinds or c.kind in kinds]
             for index, candidate in enumerate(candidates):
-                say("fix", f"{candidate.kind}: {candidate.title}")
-                result.fixes.append(_try_fix(candidate, command, project, work, f"fix{index}", result, max_steps, timeout))
+                result.fixes.append(_try_fix(candidate, runner, f"fix{index}", result))
     result.tree_unchanged = tree_digest(project) == before
     return result
 
@@ -114,8 +187,7 @@ def _summary(result: ValidationResult) -> str:
     return f"The baseline fits: peak {format_size(baseline.peak_reserved_bytes)} reserved."
 
 
-def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: Path, name: str, result: ValidationResult,
-             max_steps: int | None, timeout: float | None) -> FixResult:
+def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: ValidationResult) -> FixResult:
     started = time.perf_counter()
     outcome = FixResult(kind=candidate.kind, title=candidate.title, cause_id=candidate.cause_id, source=candidate.source,
                         action=candidate.action, change=describe(candidate.action), accepted=False, reason="")
@@ -125,6 +197,7 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
     if candidate.action.type == "advice":
         outcome.reason = "advice only: no change oomtriage can apply and measure, so it is not validated"
         return outcome
+    project, work, command = runner.project, runner.work, runner.command
     scratch = scratch_copy(project, work / name)
     if candidate.action.type == "diff":
         try:
@@ -134,8 +207,9 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
         except (PatchError, OSError, UnicodeDecodeError) as error:
             outcome.reason = f"the patch was not applied: {error}"
             return outcome
-    run, measured = _measure(apply_args(command, candidate.action), project, work, name, capacity=result.capacity_bytes,
-                             max_steps=max_steps, timeout=timeout, env=candidate.action.env or None)
+    label = f"fix {candidate.kind}"
+    run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=apply_args(command, candidate.action),
+                                   env=candidate.action.env or None)
     outcome.seconds = round(time.perf_counter() - started, 2)
     if measured is None:
         outcome.reason = "timed out" if run.timed_out else f"the run failed (exit code {run.returncode}) before it could be measured"
@@ -146,8 +220,8 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
         # A run cut short by the OOM shows a truncated peak: measure what the fixed run really needs,
         # so a fix that saves nothing is never credited with a saving.
         scratch_copy(scratch, work / f"{name}.uncapped")
-        _, true_peak = _measure(apply_args(command, candidate.action), project, work, f"{name}.uncapped", capacity=None,
-                                max_steps=max_steps, timeout=timeout, env=candidate.action.env or None)
+        _, true_peak = runner.measure(f"{name}.uncapped", f"{label}, uncapped (what it needs)", capacity=None,
+                                      command=apply_args(command, candidate.action), env=candidate.action.env or None)
         if true_peak is not None:
             outcome.peak_after_bytes, outcome.reserved_after_bytes = true_peak.peak_allocated_bytes, true_peak.peak_reserved_bytes
     completed = not measured.oom and run.returncode == 0 and measured.exit in ("completed", "max_steps")
@@ -158,6 +232,7 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
     saved = (outcome.peak_before_bytes and outcome.peak_after_bytes is not None
              and outcome.peak_after_bytes <= (1 - SAVING_MARGIN) * outcome.peak_before_bytes)
     memory_ok = outcome.fits if baseline_failed else bool(completed and saved)
+    outcome.memory_ok = bool(memory_ok)
     outcome.accepted = bool(memory_ok and numerics_ok)
     outcome.reason = _reason(outcome, memory_ok, numerics_ok, run)
     return outcome
@@ -166,6 +241,9 @@ def _try_fix(candidate: CandidateFix, command: list[str], project: Path, work: P
 def _reason(outcome: FixResult, memory_ok: bool, numerics_ok: bool, run: RunResult) -> str:
     if outcome.accepted:
         return "fits and keeps the numerics" if outcome.fits else "saves memory and keeps the numerics"
+    if memory_ok and outcome.numerics and outcome.numerics.verdict == "not_checked":
+        memory = "fits" if outcome.fits else f"saves at least {SAVING_MARGIN:.0%}"
+        return f"{memory}, but numerics not checked ({outcome.numerics.reason}): not accepted until they are"
     if not memory_ok:
         if run.returncode != 0 and not (outcome.numerics and outcome.peak_after_bytes):
             return f"the run failed (exit code {run.returncode})"

@@ -54,6 +54,8 @@ def compare(golden: Measurement, candidate: Measurement, kind: str) -> NumericsR
     if rule is None:
         return NumericsResult(verdict="not_checked", rule="none", reason=f"a {kind} fix changes the workload itself; "
                               "its numerics cannot be compared with the original run")
+    if "fake" in (golden.device, candidate.device):
+        return NumericsResult(verdict="not_checked", rule=rule, reason="measured on fake tensors, which hold no values")
     if candidate.device == "cpu" and candidate.peak_allocated_bytes is None:
         return NumericsResult(verdict="not_checked", rule=rule, reason="the candidate ran without measurement")
     pairs = [("loss", golden.step_losses, candidate.step_losses), ("grad_norm", golden.grad_norms, candidate.grad_norms)]

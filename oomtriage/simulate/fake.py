@@ -1,0 +1,81 @@
+"""The fake backend: the user's script runs under ``FakeTensorMode`` on CPU, so every tensor has its
+shape, dtype and storage size but no data. Nothing is computed and no memory is used, which lets
+oomtriage measure the peak of a workload too large (or too slow) to execute on this machine. The
+simulated device sits on top and counts the fake storages exactly as it counts real ones.
+
+Fake CPU tensors, never fake CUDA ones: on a CPU build the first autograd op on a fake CUDA tensor
+aborts the process (reference/memory_model_and_numerics.md §2.1).
+
+What a fake run cannot give: values. A Python number read from a tensor (``.item()``, ``float()``,
+``if loss.isnan():``) has no data behind it. A number reads as 1 (0 would divide by zero in Adam's
+bias correction); a truth value reads as False, because the truth values a training loop reads are
+almost always guards (``isnan``, ``isinf``, early stopping). So numerics are never checked here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn as nn
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+PLACEHOLDER_SCALAR = 1
+
+
+class PlaceholderScalars(TorchDispatchMode):
+    """Answers the one data-dependent op every ``.item()``/``float()``/``bool()`` goes through."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            tensor = args[0]
+            if tensor.dtype == torch.bool:
+                return False
+            return float(PLACEHOLDER_SCALAR) if tensor.is_floating_point() else PLACEHOLDER_SCALAR
+        return func(*args, **(kwargs or {}))
+
+
+def _has_fake_tensors(module: nn.Module) -> bool:
+    return any(isinstance(t, FakeTensor) for t in (*module._parameters.values(), *module._buffers.values()))
+
+
+_original_apply = nn.Module._apply
+
+
+def _apply_to_fake(self: nn.Module, fn: Any, recurse: bool = True) -> nn.Module:
+    """``Module._apply`` (behind ``.to()``, ``.cuda()``, ``.half()``) for fake parameters.
+
+    PyTorch always swaps fake parameters with ``torch.utils.swap_tensors``, which refuses them
+    because FakeTensorMode keeps weak references to them; a no-op move keeps the parameter and a
+    real conversion (a dtype change) installs a new one, as ``.to()`` did before swapping existed.
+    """
+    if recurse:
+        for child in self.children():
+            child._apply(fn)
+    if not _has_fake_tensors(self):
+        return _original_apply(self, fn, recurse=False)
+    for key, param in list(self._parameters.items()):
+        if param is None:
+            continue
+        with torch.no_grad():
+            applied = fn(param)
+        if applied is not param:
+            self._parameters[key] = nn.Parameter(applied, requires_grad=param.requires_grad)
+    for key, buffer in list(self._buffers.items()):
+        if buffer is not None:
+            self._buffers[key] = fn(buffer)
+    return self
+
+
+def enter() -> list[TorchDispatchMode]:
+    """Enter the fake backend for the rest of the process; returns the modes, innermost first.
+
+    The caller pushes the simulated device after this, so it sees every fake storage.
+    """
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # real tensors (loaded data) become fake on use
+    fake_mode.__enter__()
+    placeholders = PlaceholderScalars()
+    placeholders.__enter__()
+    nn.Module._apply = _apply_to_fake  # type: ignore[method-assign]
+    return [fake_mode, placeholders]
