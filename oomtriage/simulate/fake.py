@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 import torch.nn as nn
-from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
 from torch.utils._python_dispatch import TorchDispatchMode
 
 PLACEHOLDER_SCALAR = 1
@@ -34,6 +34,22 @@ class PlaceholderScalars(TorchDispatchMode):
                 return False
             return float(PLACEHOLDER_SCALAR) if tensor.is_floating_point() else PLACEHOLDER_SCALAR
         return func(*args, **(kwargs or {}))
+
+
+_original_numpy = torch.Tensor.numpy
+
+
+def _placeholder_numpy(self: torch.Tensor, *, force: bool = False) -> Any:
+    """``.numpy()`` of a fake tensor (metrics code calls it): the placeholder value in the tensor's
+    shape and dtype, as a broadcast view that takes no memory, whatever the shape."""
+    if not isinstance(self, FakeTensor):
+        return _original_numpy(self, force=force)
+    import numpy
+
+    with unset_fake_temporarily():
+        dtype = torch.empty((), dtype=self.dtype).numpy().dtype  # raises for bf16, as real torch does
+    value = numpy.zeros((), dtype) if self.dtype == torch.bool else numpy.full((), PLACEHOLDER_SCALAR, dtype)
+    return numpy.broadcast_to(value, tuple(self.shape))
 
 
 def _has_fake_tensors(module: nn.Module) -> bool:
@@ -78,4 +94,5 @@ def enter() -> list[TorchDispatchMode]:
     placeholders = PlaceholderScalars()
     placeholders.__enter__()
     nn.Module._apply = _apply_to_fake  # type: ignore[method-assign]
+    torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
     return [fake_mode, placeholders]
