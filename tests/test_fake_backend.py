@@ -35,7 +35,7 @@ def test_fake_peak_equals_executed_peak(tmp_path, name):
     fake = _measure(tmp_path, name, [], fake=True)
     assert (real.device, fake.device) == ("simulated", "fake")
     assert fake.peak_allocated_bytes == real.peak_allocated_bytes > 0
-    assert abs(fake.peak_reserved_bytes - real.peak_reserved_bytes) <= 0.05 * real.peak_reserved_bytes
+    assert fake.peak_reserved_bytes == real.peak_reserved_bytes  # the optimizer takes the same (foreach) path
     assert fake.steps == real.steps >= 2
     # No values on fake tensors: the fingerprint is left empty rather than filled with placeholders.
     assert real.step_losses and not fake.step_losses and not fake.grad_norms

@@ -94,5 +94,12 @@ def enter() -> list[TorchDispatchMode]:
     placeholders = PlaceholderScalars()
     placeholders.__enter__()
     nn.Module._apply = _apply_to_fake  # type: ignore[method-assign]
+    # Optimizers pick foreach (CUDA's default, +1x params at the step) only for the tensor types they
+    # list; a FakeTensor is not one of them, so without this a fake run takes the leaner for-loop path.
+    import torch.optim.optimizer as optimizer_module
+
+    supported = getattr(optimizer_module, "_foreach_supported_types", None)
+    if isinstance(supported, list) and FakeTensor not in supported:
+        supported.append(FakeTensor)
     torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
     return [fake_mode, placeholders]
