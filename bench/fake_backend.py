@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from oomtriage.run import child_environment, wrap_python
+
 ROOT = Path(__file__).resolve().parents[1]
 SCALED = {  # bigger configurations of the same scripts
     "batch_too_large": ["--batch-size", "32768"],
@@ -29,10 +31,11 @@ def measure(command: list[str], fake: bool) -> dict:
     """One uncapped run through ``oomtriage._child``: its measurement, seconds and peak RSS."""
     with tempfile.TemporaryDirectory() as folder:
         measure_file, log = Path(folder) / "measure.json", Path(folder) / "output.log"
-        env = {**_base_env(), "OOMTRIAGE_MEASURE_FILE": str(measure_file), **({"OOMTRIAGE_FAKE": "1"} if fake else {})}
+        env = child_environment(report_dir=folder, simulate_gpu=None, max_steps=None, measure_file=str(measure_file),
+                                fingerprint=False, note=None, site_hook=False, fake=fake)
         started = time.perf_counter()
-        with log.open("wb") as output:
-            process = subprocess.Popen([sys.executable, "-m", "oomtriage._child", *command], cwd=ROOT, env=env,
+        with log.open("wb") as output:  # Popen + wait4 rather than run_command: wait4 gives this child's RSS
+            process = subprocess.Popen(wrap_python([sys.executable, *command]), cwd=ROOT, env=env,
                                        stdout=output, stderr=subprocess.STDOUT)
             _, status, usage = os.wait4(process.pid, 0)  # wait4: this child's own max RSS
             process.returncode = os.waitstatus_to_exitcode(status)
@@ -41,10 +44,6 @@ def measure(command: list[str], fake: bool) -> dict:
             raise SystemExit(f"{command} (fake={fake}) failed:\n{log.read_text()[-2000:]}")
         record = json.loads(measure_file.read_text())
     return {**record, "seconds": seconds, "rss_mib": usage.ru_maxrss / 1024}
-
-
-def _base_env() -> dict:
-    return {key: value for key, value in os.environ.items() if not key.startswith("OOMTRIAGE_")}
 
 
 def main() -> None:

@@ -180,9 +180,9 @@ def run(
         capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
     except ValueError:
         fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
-    from .validate.loop import choose_backend
+    from .backend import choose_backend
 
-    fake, why = choose_backend(backend.value, capacity) if capacity or backend is MeasureBackend.fake else (False, "")
+    fake, why = choose_backend(backend.value, capacity)
     if fake:
         sys.stderr.write(f"oomtriage: measuring with {why}\n")
     try:

@@ -19,6 +19,7 @@ class RunBars:
             TextColumn("{task.description:<38}"), BarColumn(bar_width=24), TextColumn("{task.fields[steps]}"), TimeElapsedColumn(),
             TextColumn("{task.fields[outcome]}"), console=console or Console(stderr=True), transient=False)
         self._task: Any = None
+        self._total: int | None = None
 
     def __enter__(self) -> "RunBars":
         self._progress.start()
@@ -28,17 +29,17 @@ class RunBars:
         self._progress.stop()
 
     def started(self, label: str, total_steps: int | None) -> None:
+        self._total = total_steps
         self._task = self._progress.add_task(label, total=total_steps, steps=_steps(0, total_steps), outcome="")
 
     def advanced(self, elapsed: float, steps: int) -> None:
-        task = self._progress.tasks[-1]
-        self._progress.update(self._task, completed=steps, steps=_steps(steps, task.total))
+        self._progress.update(self._task, completed=steps, steps=_steps(steps, self._total))
 
     def finished(self, outcome: str, steps: int) -> None:
-        task = self._progress.tasks[-1]
-        total = task.total or max(steps, 1)  # a pulsing bar ends full; a capped one shows how far it got
-        self._progress.update(self._task, total=total, completed=min(steps, total) if task.total else total,
-                              steps=_steps(steps, task.total), outcome=outcome)
+        # A pulsing bar (no step limit) ends full; a capped one shows how far the run got.
+        total = self._total or max(steps, 1)
+        self._progress.update(self._task, total=total, completed=min(steps, total) if self._total else total,
+                              steps=_steps(steps, self._total), outcome=outcome)
         self._progress.stop_task(self._task)  # freezes its elapsed time
 
 
@@ -72,8 +73,8 @@ class RunLines:
         self._stream.flush()
 
 
-def _steps(done: int, total: float | None) -> str:
-    return f"{done}/{int(total)} steps" if total else f"{done} steps"
+def _steps(done: int, total: int | None) -> str:
+    return f"{done}/{total} steps" if total else f"{done} steps"
 
 
 def for_terminal(stream: IO[str] | None = None) -> RunBars | RunLines:

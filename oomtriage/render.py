@@ -153,7 +153,7 @@ def validation_text(result) -> str:
 def _verdict(fix) -> str:
     if fix.accepted:
         return "ACCEPTED"
-    return "unchecked" if fix.memory_ok and fix.numerics and fix.numerics.verdict == "not_checked" else "rejected"
+    return "unchecked" if fix.unchecked else "rejected"
 
 
 RENDERERS = {"json": to_json, "markdown": to_markdown}

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from pathlib import Path
-import time
 from typing import BinaryIO, Callable
 
 from pydantic import Field
@@ -63,6 +63,7 @@ def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: i
             env[name] = str(value)
     if fingerprint:
         env["OOMTRIAGE_FINGERPRINT"] = "1"
+    env.pop("OOMTRIAGE_FAKE", None)  # inherited from an outer run, it would fake this one too
     if fake:
         env["OOMTRIAGE_FAKE"] = "1"
     # Only the sitecustomize folder goes on PYTHONPATH: the package's own parent folder would put

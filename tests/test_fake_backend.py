@@ -14,7 +14,7 @@ import pytest
 
 from oomtriage.progress import RunBars, RunLines
 from oomtriage.run import run_command
-from oomtriage.validate import loop
+from oomtriage import backend
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -96,13 +96,13 @@ def test_validation_on_fake_tensors_never_passes_numerics(tmp_path):
 
 
 def test_auto_backend_fakes_only_cards_larger_than_the_host(monkeypatch):
-    monkeypatch.setattr(loop, "host_available_bytes", lambda: 16 * 2**30)
-    assert loop.choose_backend("auto", 80 * 2**30)[0] is True
-    assert "80.00 GiB card" in loop.choose_backend("auto", 80 * 2**30)[1]
-    assert loop.choose_backend("auto", 2 * 2**30) == (False, "executed")
-    assert loop.choose_backend("auto", None) == (False, "executed")
-    assert loop.choose_backend("execute", 80 * 2**30)[0] is False
-    assert loop.choose_backend("fake", None)[0] is True
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 16 * 2**30)
+    assert backend.choose_backend("auto", 80 * 2**30)[0] is True
+    assert "80.00 GiB card" in backend.choose_backend("auto", 80 * 2**30)[1]
+    assert backend.choose_backend("auto", 2 * 2**30) == (False, "executed")
+    assert backend.choose_backend("auto", None) == (False, "executed")
+    assert backend.choose_backend("execute", 80 * 2**30)[0] is False
+    assert backend.choose_backend("fake", None)[0] is True
 
 
 def test_run_reports_steps_while_it_runs(tmp_path):
@@ -148,3 +148,23 @@ def test_lines_report_each_run_with_its_duration():
     text = stream.getvalue().splitlines()
     assert text[0].endswith("baseline: started (up to 2 steps)")
     assert text[1].startswith("[") and "baseline: peak 1.00 MiB in " in text[1] and text[1].endswith(" s")
+
+
+def test_run_cli_measures_on_fake_tensors_when_asked(tmp_path):
+    measure = tmp_path / "measure.json"
+    result = run_cli("run", "--backend", "fake", "--measure", str(measure), "--", sys.executable,
+                     str(ROOT / "examples" / "batch_too_large.py"), "--batch-size", str(2**21), "--steps", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert b"measuring with fake tensors" in result.stderr
+    recorded = json.loads(measure.read_text())
+    assert recorded["device"] == "fake" and recorded["peak_allocated_bytes"] > _host_total_bytes()
+
+
+def test_an_inherited_fake_flag_does_not_fake_an_executed_run(monkeypatch):
+    from oomtriage.run import child_environment
+
+    monkeypatch.setenv("OOMTRIAGE_FAKE", "1")
+    arguments = dict(report_dir="r", simulate_gpu=None, max_steps=None, measure_file=None, fingerprint=False, note=None,
+                     site_hook=False)
+    assert "OOMTRIAGE_FAKE" not in child_environment(**arguments, fake=False)
+    assert child_environment(**arguments, fake=True)["OOMTRIAGE_FAKE"] == "1"

@@ -84,15 +84,13 @@ def _apply_to_fake(self: nn.Module, fn: Any, recurse: bool = True) -> nn.Module:
     return self
 
 
-def enter() -> list[TorchDispatchMode]:
-    """Enter the fake backend for the rest of the process; returns the modes, innermost first.
+def enter() -> None:
+    """Enter the fake backend for the rest of the process.
 
     The caller pushes the simulated device after this, so it sees every fake storage.
     """
-    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # real tensors (loaded data) become fake on use
-    fake_mode.__enter__()
-    placeholders = PlaceholderScalars()
-    placeholders.__enter__()
+    FakeTensorMode(allow_non_fake_inputs=True).__enter__()  # real tensors (loaded data) become fake on use
+    PlaceholderScalars().__enter__()
     nn.Module._apply = _apply_to_fake  # type: ignore[method-assign]
     # Optimizers pick foreach (CUDA's default, +1x params at the step) only for the tensor types they
     # list; a FakeTensor is not one of them, so without this a fake run takes the leaner for-loop path.
@@ -102,4 +100,3 @@ def enter() -> list[TorchDispatchMode]:
     if isinstance(supported, list) and FakeTensor not in supported:
         supported.append(FakeTensor)
     torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
-    return [fake_mode, placeholders]

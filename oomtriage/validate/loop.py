@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from oomtriage.backend import Backend, choose_backend
 from oomtriage.models import SCHEMA_VERSION, Measurement, TriageReport
 from oomtriage.run import RunResult, run_command
 from oomtriage.sizes import format_size
@@ -21,10 +22,6 @@ from .numerics import NumericsResult, compare
 from .patching import PatchError, apply_unified_diff, file_hash, scratch_copy, tree_digest
 
 SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
-# Executing a run needs host memory up to the card's size (the capped run stops there, the uncapped
-# one goes past it): beyond this share of the host's available memory, "auto" measures on fake tensors.
-FAKE_ABOVE_HOST_SHARE = 0.5
-Backend = Literal["auto", "execute", "fake"]
 
 
 class ProgressSink(Protocol):
@@ -66,6 +63,11 @@ class FixResult(BaseModel):
     numerics: NumericsResult | None = None
     seconds: float = 0.0
     file_hashes: dict[str, str] = Field(default_factory=dict, description="sha256 of each patched file at validation")
+
+    @property
+    def unchecked(self) -> bool:
+        """Memory is fine but the numerics could not be checked (e.g. fake tensors): not accepted."""
+        return bool(self.memory_ok and self.numerics and self.numerics.verdict == "not_checked")
 
 
 class ValidationResult(BaseModel):
@@ -111,33 +113,6 @@ def _outcome(result: RunResult) -> str:
         return f"failed (exit code {result.returncode})"
     peak = f"peak {format_size(measured.peak_allocated_bytes)}"
     return f"out of memory ({peak})" if measured.oom else peak
-
-
-def host_available_bytes() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def choose_backend(backend: Backend, capacity: int | None) -> tuple[bool, str]:
-    """(fake?, why) for this validation."""
-    if backend == "fake":
-        return True, "fake tensors (asked for): shapes only, numerics not checked"
-    if backend == "execute" or capacity is None:
-        return False, "executed"
-    available = host_available_bytes()
-    if available is not None and capacity > FAKE_ABOVE_HOST_SHARE * available:
-        return True, (f"fake tensors: a {format_size(capacity)} card is more than {FAKE_ABOVE_HOST_SHARE:.0%} of this "
-                      f"machine's {format_size(available)} of available memory, so runs are measured without executing "
-                      "them; numerics not checked")
-    return False, "executed"
 
 
 def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
@@ -241,7 +216,7 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
 def _reason(outcome: FixResult, memory_ok: bool, numerics_ok: bool, run: RunResult) -> str:
     if outcome.accepted:
         return "fits and keeps the numerics" if outcome.fits else "saves memory and keeps the numerics"
-    if memory_ok and outcome.numerics and outcome.numerics.verdict == "not_checked":
+    if outcome.unchecked:
         memory = "fits" if outcome.fits else f"saves at least {SAVING_MARGIN:.0%}"
         return f"{memory}, but numerics not checked ({outcome.numerics.reason}): not accepted until they are"
     if not memory_ok:
