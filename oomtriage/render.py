@@ -138,6 +138,11 @@ def validation_text(result) -> str:
     lines = [result.summary]
     if result.backend == "fake":
         lines.append(f"Measured on {result.backend_reason}.")
+    if result.noise_floor:
+        from oomtriage.validate.numerics import NOISE_FACTOR
+
+        lines.append(f"The unchanged repro is not bit-reproducible: two runs differ by {result.noise_floor:.1e} (relative), "
+                     f"so the numerics bounds are widened to {NOISE_FACTOR}x that.")
     lines += [""]
     lines.append(f"{'fix':<28} {'result':<9} {'peak allocated':<26} {'numerics':<22} reason")
     for fix in result.fixes:

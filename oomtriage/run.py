@@ -63,6 +63,9 @@ def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: i
             env[name] = str(value)
     if fingerprint:
         env["OOMTRIAGE_FINGERPRINT"] = "1"
+        # MKL's GEMM may round differently with the buffers' alignment or the thread count, so two runs
+        # of the same math could differ; strict CNR makes them bit-reproducible at no measured cost.
+        env.setdefault("MKL_CBWR", "AUTO,STRICT")
     env.pop("OOMTRIAGE_FAKE", None)  # inherited from an outer run, it would fake this one too
     if fake:
         env["OOMTRIAGE_FAKE"] = "1"

@@ -110,14 +110,29 @@ def _report_progress() -> None:
             STATE["progress_file"] = None  # progress is cosmetic: never fail the user's run over it
 
 
+FINGERPRINT_CHUNK = 1 << 16  # elements: a float64 temporary of 512 KiB at most
+
+
 def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
-    with torch.no_grad():
-        total = 0.0
+    # Accumulated in float64: a float32 sum of squares rounds differently with the thread count
+    # (about 1e-6 relative, the size of the exact numerics bound). In chunks, and outside the
+    # simulated device, so the fingerprint adds nothing to the memory it measures.
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    total = 0.0
+    with torch.no_grad(), _disable_current_modes():
         for group in optimizer.param_groups:
             for param in group["params"]:
                 if param.grad is not None:
-                    total += float(param.grad.detach().float().pow(2).sum())
+                    total += _squared_norm(param.grad.detach())
     STATE["grad_norms"].append(math.sqrt(total))
+
+
+def _squared_norm(grad: torch.Tensor) -> float:
+    if grad.is_sparse:
+        grad = grad.coalesce().values()
+    return sum(float(torch.linalg.vector_norm(chunk, dtype=torch.float64)) ** 2
+               for chunk in grad.reshape(-1).split(FINGERPRINT_CHUNK))
 
 
 def _record_losses() -> None:

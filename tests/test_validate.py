@@ -77,6 +77,27 @@ def test_harmful_patches_are_rejected_by_the_numerics_gate(project, tmp_path):
     fix = result["fixes"][0]
     assert fix["accepted"] is False and fix["numerics"]["verdict"] == "failed"
     assert fix["numerics"]["first_step_out_of_bound"] == 0 and fix["numerics"]["max_relative_error"] > 0.5
+    # The failure made the validator rerun the unchanged repro once: it is bit-reproducible, so the
+    # bound stayed the rule's and the reason says the difference is the patch's, not noise.
+    assert result["noise_floor"] == 0.0 and fix["numerics"]["bound"] == 1e-6
+    assert "bit-reproducible" in fix["numerics"]["reason"] and "the loss differs by" in fix["numerics"]["reason"]
+
+
+def test_a_repro_that_is_not_bit_reproducible_widens_the_bound_to_its_noise(project):
+    """Nondeterministic kernels make a repro differ from itself; an exact fix is then judged against
+    that measured noise instead of failing on it (here the noise is an unseeded term in the loss)."""
+    entry = next(entry for entry in MANIFEST if entry["name"] == "reference_leak")
+    script = project / "examples" / "reference_leak.py"
+    source = script.read_text()
+    assert "    loss = F.cross_entropy(out, labels)\n" in source
+    script.write_text("import random\n" + source.replace(
+        "    loss = F.cross_entropy(out, labels)\n",
+        "    loss = F.cross_entropy(out, labels) + 1e-5 * random.random()  # ~4e-6 relative, run to run\n"))
+    result = _validate(project, entry, "--kind", entry["fix_kind"])
+    fix = result["fixes"][0]
+    assert 1e-6 < result["noise_floor"] < 1e-4
+    assert fix["numerics"]["noise_floor"] == result["noise_floor"] and fix["numerics"]["bound"] == 10 * result["noise_floor"]
+    assert fix["accepted"], fix["reason"]
 
 
 def test_patches_may_not_leave_the_project(tmp_path):

@@ -1,0 +1,51 @@
+"""The numerics gate on its own: the rule's bound, the bound widened to a measured run-to-run noise,
+a reason that names the metric and the size of the difference, and the child's reproducible BLAS."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomtriage.models import Measurement
+from oomtriage.run import child_environment
+from oomtriage.validate.numerics import NOISE_FACTOR, compare, noise_floor
+
+
+def _run(losses: list[float], norms: list[float]) -> Measurement:
+    return Measurement(device="simulated", peak_allocated_bytes=1, step_losses=losses, grad_norms=norms)
+
+
+GOLDEN = _run([2.0, 1.5, 1.2], [0.5, 0.4, 0.3])
+
+
+def test_an_exact_fix_fails_on_a_difference_beyond_the_rule_bound():
+    candidate = _run([2.0, 1.5, 1.2], [0.5, 0.4 * (1 + 3e-6), 0.3])
+    result = compare(GOLDEN, candidate, "free_references")
+    assert result.verdict == "failed" and result.bound == 1e-6 and result.first_step_out_of_bound == 1
+    assert result.reason.startswith("step 1: the grad norm differs by 3.0e-06")
+
+
+def test_measured_noise_widens_the_bound_and_no_further():
+    candidate = _run([2.0, 1.5, 1.2], [0.5, 0.4 * (1 + 3e-6), 0.3])
+    repeat = _run([2.0, 1.5 * (1 + 5e-7), 1.2], [0.5, 0.4, 0.3])
+    noise = noise_floor(GOLDEN, repeat)
+    assert noise == pytest.approx(5e-7, rel=1e-3)
+    widened = compare(GOLDEN, candidate, "free_references", noise)
+    assert widened.verdict == "passed" and widened.bound == pytest.approx(NOISE_FACTOR * noise)
+    harmful = _run([2.0, 1.5 * 1.01, 1.2], [0.5, 0.4, 0.3])
+    rejected = compare(GOLDEN, harmful, "free_references", noise)
+    assert rejected.verdict == "failed" and "differs from itself by 5.0e-07" in rejected.reason
+
+
+def test_noise_never_tightens_the_rule_bound_and_is_none_without_common_steps():
+    assert compare(GOLDEN, GOLDEN, "reduce_batch_size", 0.0).bound == 1e-4
+    assert noise_floor(GOLDEN, _run([], [])) is None
+    assert compare(GOLDEN, _run([], []), "free_references").verdict == "not_checked"
+
+
+def test_fingerprint_runs_ask_mkl_for_reproducible_results_unless_the_user_chose(monkeypatch):
+    arguments = dict(report_dir="r", simulate_gpu=None, max_steps=None, measure_file=None, note=None, site_hook=False)
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    assert child_environment(**arguments, fingerprint=True)["MKL_CBWR"] == "AUTO,STRICT"
+    assert "MKL_CBWR" not in child_environment(**arguments, fingerprint=False)
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    assert child_environment(**arguments, fingerprint=True)["MKL_CBWR"] == "COMPATIBLE"
