@@ -1,6 +1,7 @@
 """The simulated GPU's cost and accuracy on every example of examples/manifest.json:
 - overhead: the script's run time under the tracker / the same run untracked (in one process,
-  interleaved, median of --runs), target <= 1.5x;
+  interleaved, median of --runs), target <= 1.5x; and with the "cuda" -> CPU device mapping that
+  runs GPU scripts on a CPU-only machine (a TorchFunctionMode on top of the tracker);
 - agreement: the tracker's peak against PyTorch's own tensor-memory accounting
   (torch.distributed._tools.mem_tracker.MemTracker), target within 1%; torch.profiler's CPU
   "Total Allocated" is shown too: it also counts CPU kernels' internal scratch buffers (oneDNN),
@@ -12,6 +13,7 @@ Run: python3 bench/tracker.py [--runs 3]
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
@@ -25,20 +27,22 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from oomtriage.simulate.cuda_on_cpu import CudaOnCpu
 from oomtriage.simulate.reference import iteration_tolerant_memtracker, memtracker_peak_bytes
 from oomtriage.simulate.tracker import SimulatedDevice
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_script(argv: list[str], device: SimulatedDevice | None) -> float:
+def run_script(argv: list[str], device: SimulatedDevice | None, *, map_cuda: bool = False) -> float:
     sys.argv = list(argv)
     start = time.perf_counter()
-    if device is None:
+    with contextlib.ExitStack() as modes:
+        if device is not None:
+            modes.enter_context(device)
+        if map_cuda:
+            modes.enter_context(CudaOnCpu())
         runpy.run_path(argv[0], run_name="__main__")
-    else:
-        with device:
-            runpy.run_path(argv[0], run_name="__main__")
     return time.perf_counter() - start
 
 
@@ -77,26 +81,27 @@ def main() -> None:
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
     manifest = json.loads((ROOT / "examples" / "manifest.json").read_text())
     torch.set_num_threads(1)  # steadier timings on a shared machine
-    print("| example | untracked s | tracked s | overhead | MemTracker peak MiB | tracker requested MiB | tracker allocated (512 B blocks) MiB | allocated vs MemTracker | profiler CPU peak MiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| example | untracked s | tracked s | overhead | tracked + cuda mapping s | overhead | MemTracker peak MiB | tracker requested MiB | tracker allocated (512 B blocks) MiB | allocated vs MemTracker | profiler CPU peak MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     stdout = sys.stdout
     for entry in manifest:
         argv = [str(ROOT / entry["command"][1]), *entry["command"][2:]]
-        plain, tracked = [], []
+        plain, tracked, mapped = [], [], []
         sys.stdout = open(os.devnull, "w")
         try:
             run_script(argv, None)  # warm-up
             for _ in range(runs):
                 plain.append(run_script(argv, None))
                 tracked.append(run_script(argv, SimulatedDevice(None)))
+                mapped.append(run_script(argv, SimulatedDevice(None), map_cuda=True))
             cpu_peak, requested, allocated = profiler_peak(argv)
             reference = memtracker_peak(argv)
         finally:
             sys.stdout.close()
             sys.stdout = stdout
-        p, t = statistics.median(plain), statistics.median(tracked)
+        p, t, m = statistics.median(plain), statistics.median(tracked), statistics.median(mapped)
         mib = 1 << 20
-        print(f"| {entry['name']} | {p:.2f} | {t:.2f} | {t / p:.2f}x | {reference / mib:.2f} | {requested / mib:.2f} | "
+        print(f"| {entry['name']} | {p:.2f} | {t:.2f} | {t / p:.2f}x | {m:.2f} | {m / p:.2f}x | {reference / mib:.2f} | {requested / mib:.2f} | "
               f"{allocated / mib:.2f} | {allocated / reference - 1:+.3%} | {cpu_peak / mib:.2f} |")
     cost, loaded = install_cost()
     print(f"\nimport oomtriage + install(): {cost * 1000:.1f} ms (median of 15 fresh processes); torch imported: {loaded}")

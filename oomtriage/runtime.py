@@ -56,6 +56,10 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         device = SimulatedDevice(capacity if simulate else None)
         _make_cpu_behave_like_cuda()
         device.__enter__()  # for the whole process: every storage the script creates is counted
+        if not torch.cuda.is_available():
+            from .simulate import cuda_on_cpu
+
+            cuda_on_cpu.enter(device)  # a script that hard-codes "cuda" runs on the simulated GPU
         STATE["device"] = device
     optimizer_module.register_optimizer_step_post_hook(_after_step)
     if fingerprint:

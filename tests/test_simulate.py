@@ -52,6 +52,19 @@ def test_expandable_segments_do_not_fragment():
     assert expandable.stats.peak_reserved < native.stats.peak_reserved
 
 
+def test_empty_cache_and_a_scripts_peak_reset_leave_the_run_long_peaks_alone():
+    for expandable in (False, True):
+        model = CachingAllocatorModel(None, expandable_segments=expandable)
+        model.malloc(1, 30 * MIB)
+        model.malloc(2, 1 * MIB)
+        model.free(1)
+        model.reset_window_peaks()
+        assert model.stats.window_peak_allocated == model.stats.allocated < 2 * MIB
+        model.empty_cache()  # the freed 30 MiB goes back; the 1 MiB block's segment stays
+        assert model.stats.reserved == K_SMALL_BUFFER
+        assert model.stats.peak_allocated >= 31 * MIB and model.stats.peak_reserved >= 32 * MIB
+
+
 def test_real_training_step_raises_torch_oom_in_pytorch_format():
     torch = pytest.importorskip("torch")
     from oomtriage.collectors.oom_messages import find_messages

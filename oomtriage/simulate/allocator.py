@@ -60,6 +60,9 @@ class AllocatorStats:
     num_alloc_retries: int = 0
     num_ooms: int = 0
     segments: int = 0
+    # The peaks a script sees through torch.cuda.max_memory_*, which it may reset; peak_* never are.
+    window_peak_allocated: int = 0
+    window_peak_reserved: int = 0
 
     def copy(self) -> "AllocatorStats":
         return AllocatorStats(**self.__dict__)
@@ -134,6 +137,18 @@ class CachingAllocatorModel:
                 self._unlist(neighbour)
                 block = self._merge(block, neighbour)
         self._list(block)
+
+    def empty_cache(self) -> None:
+        """``torch.cuda.empty_cache()``: return every entirely free cached segment (expandable
+        segments: unmap the pages no live block uses)."""
+        if self.expandable:
+            arena = self._arena_in_use
+            self.stats.reserved = _round_up(arena[True], K_SMALL_BUFFER) + _round_up(arena[False], K_LARGE_BUFFER)
+        else:
+            self._release_cached_segments()
+
+    def reset_window_peaks(self) -> None:
+        self.stats.window_peak_allocated, self.stats.window_peak_reserved = self.stats.allocated, self.stats.reserved
 
     @property
     def live_count(self) -> int:
@@ -229,3 +244,5 @@ class CachingAllocatorModel:
         stats.peak_allocated = max(stats.peak_allocated, stats.allocated)
         stats.peak_requested = max(stats.peak_requested, stats.requested)
         stats.peak_reserved = max(stats.peak_reserved, stats.reserved)
+        stats.window_peak_allocated = max(stats.window_peak_allocated, stats.allocated)
+        stats.window_peak_reserved = max(stats.window_peak_reserved, stats.reserved)

@@ -10,16 +10,24 @@ What a fake run cannot give: values. A Python number read from a tensor (``.item
 ``if loss.isnan():``) has no data behind it. A number reads as 1 (0 would divide by zero in Adam's
 bias correction); a truth value reads as False, because the truth values a training loop reads are
 almost always guards (``isnan``, ``isinf``, early stopping). So numerics are never checked here.
+
+Checkpoints: ``torch.save`` of fake tensors writes nothing (there is no data, and a real checkpoint
+of the user's must never be overwritten); it remembers the tensors' shapes, and a ``torch.load`` of
+that path in the same run gives new fake tensors of those shapes, allocated as a real load would.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import torch
 import torch.nn as nn
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 PLACEHOLDER_SCALAR = 1
 
@@ -84,6 +92,44 @@ def _apply_to_fake(self: nn.Module, fn: Any, recurse: bool = True) -> nn.Module:
     return self
 
 
+@dataclass(frozen=True)
+class _SavedTensor:
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    requires_grad: bool
+
+
+_saved: dict[str, Any] = {}  # checkpoint path -> the saved object with its tensors as _SavedTensor
+
+
+def _checkpoint_key(target: Any) -> str | None:
+    return os.path.abspath(os.fspath(target)) if isinstance(target, (str, os.PathLike)) else None
+
+
+def _save_shapes(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+        key = _checkpoint_key(f)
+        if key is not None:
+            _saved[key] = tree_map(lambda t: _SavedTensor(tuple(t.shape), t.dtype, t.requires_grad)
+                                   if isinstance(t, torch.Tensor) else t, obj)
+        # a file-like target (a buffer) gets nothing either: fake tensors have no bytes to write
+
+    return save
+
+
+def _load_shapes(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def load(f: Any, *args: Any, **kwargs: Any) -> Any:
+        key = _checkpoint_key(f)
+        if key is None or key not in _saved:
+            return original(f, *args, **kwargs)  # a real checkpoint: its tensors become fake on use
+        return tree_map(lambda spec: torch.empty(spec.shape, dtype=spec.dtype).requires_grad_(spec.requires_grad)
+                        if isinstance(spec, _SavedTensor) else spec, _saved[key])
+
+    return load
+
+
 def enter() -> None:
     """Enter the fake backend for the rest of the process.
 
@@ -100,3 +146,5 @@ def enter() -> None:
     if isinstance(supported, list) and FakeTensor not in supported:
         supported.append(FakeTensor)
     torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
+    torch.save = _save_shapes(torch.save)
+    torch.load = _load_shapes(torch.load)
