@@ -8,10 +8,11 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, get_args
 
 import typer
 
+from .backend import Backend
 from .errors import OomtriageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -24,10 +25,8 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
-class MeasureBackend(str, Enum):
-    auto = "auto"
-    execute = "execute"
-    fake = "fake"
+# typer wants an Enum for a choice; its members are the Backend literal's values.
+MeasureBackend = Enum("MeasureBackend", {name: name for name in get_args(Backend)}, type=str)
 
 
 def fail(message: str) -> None:

@@ -118,9 +118,10 @@ FINGERPRINT_CHUNK = 1 << 16  # elements: a float64 temporary of 512 KiB at most
 
 
 def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
-    # Accumulated in float64: a float32 sum of squares rounds differently with the thread count
-    # (about 1e-6 relative, the size of the exact numerics bound). In chunks, and outside the
-    # simulated device, so the fingerprint adds nothing to the memory it measures.
+    # Accumulated in float64: a float32 sum of squares depends on its summation order (two orders
+    # differ by up to 1.7e-6 relative on the examples, the size of the exact numerics bound). Outside
+    # the simulated device, so the fingerprint adds nothing to the memory it measures; in chunks, so
+    # on a real GPU it adds at most FINGERPRINT_CHUNK float64s.
     from torch.utils._python_dispatch import _disable_current_modes
 
     total = 0.0

@@ -49,3 +49,39 @@ def test_fingerprint_runs_ask_mkl_for_reproducible_results_unless_the_user_chose
     assert "MKL_CBWR" not in child_environment(**arguments, fingerprint=False)
     monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
     assert child_environment(**arguments, fingerprint=True)["MKL_CBWR"] == "COMPATIBLE"
+
+
+def test_the_gradient_norm_fingerprint_is_float64_and_costs_the_measured_device_nothing():
+    import math
+
+    import torch
+
+    from oomtriage import runtime
+    from oomtriage.simulate.tracker import SimulatedDevice
+
+    torch.manual_seed(0)
+    parameter = torch.nn.Parameter(torch.zeros(1 << 20))
+    parameter.grad = torch.randn(1 << 20) * 1e-3
+    optimizer = torch.optim.SGD([parameter], lr=0.1)
+    expected = math.sqrt(math.fsum(value * value for value in parameter.grad.double().tolist()))
+    device = SimulatedDevice(None)
+    recorded = runtime.STATE["grad_norms"]
+    before = len(recorded)
+    with device:
+        peak = device.stats.peak_allocated
+        runtime._record_grad_norm(optimizer, (), {})
+        assert device.stats.peak_allocated == peak  # a squared copy of the 4 MiB gradient was not counted
+    del recorded[before + 1:]
+    assert abs(recorded.pop() - expected) / expected < 1e-12  # float32 summation would be ~1e-7 off
+
+
+def test_a_checkpoint_is_loaded_onto_the_cpu_whatever_way_its_location_is_given():
+    from oomtriage.simulate.cuda_on_cpu import _load_on_cpu
+
+    load = _load_on_cpu(lambda *args, **kwargs: (args, kwargs))
+    assert load("a.pt") == (("a.pt",), {"map_location": "cpu"})
+    assert load("a.pt", map_location="cuda:1", weights_only=True) == (("a.pt",), {"map_location": "cpu", "weights_only": True})
+    marker = object()  # a positional pickle_module after map_location is kept
+    assert load("a.pt", "cuda", marker) == (("a.pt", "cpu", marker), {})
+    remap = {"cuda:1": "cuda:0"}  # the user's own mapping is left alone
+    assert load("a.pt", map_location=remap) == (("a.pt",), {"map_location": remap})

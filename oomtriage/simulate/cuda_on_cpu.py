@@ -124,7 +124,6 @@ class CudaMemoryFigures:
     def empty_cache(self) -> None:
         self.allocator.empty_cache()
 
-
     def memory_summary(self, device: Any = None, abbreviated: bool = False) -> str:
         stats = self.allocator.stats
         return "\n".join([f"{DEVICE_NAME} (modelled CUDA caching allocator)",
@@ -142,9 +141,11 @@ def _load_on_cpu(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(original)
     def load(*args: Any, **kwargs: Any) -> Any:
-        location = kwargs.get("map_location", args[1] if len(args) > 1 else None)
-        if location is None or _is_cuda(location):
-            args, kwargs = args[:1], {**kwargs, "map_location": "cpu"}
+        if len(args) > 1:  # map_location given by position
+            if args[1] is None or _is_cuda(args[1]):
+                args = (args[0], "cpu", *args[2:])
+        elif kwargs.get("map_location") is None or _is_cuda(kwargs["map_location"]):
+            kwargs = {**kwargs, "map_location": "cpu"}
         return original(*args, **kwargs)
 
     return load

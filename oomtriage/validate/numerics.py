@@ -54,13 +54,13 @@ def _relative(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b), 1e-12)
 
 
-def _step_errors(golden: Measurement, candidate: Measurement) -> tuple[int, list[tuple[str, int, float]]]:
-    """(steps compared, [(metric, step, relative error)]) over the optimizer steps both runs completed."""
+def _step_errors(golden: Measurement, candidate: Measurement) -> tuple[int, list[tuple[int, str, float]]]:
+    """(steps compared, [(step, metric, relative error)]) over the optimizer steps both runs completed."""
     steps = min(len(golden.step_losses), len(candidate.step_losses))
     errors = []
     for metric, reference, values in (("loss", golden.step_losses, candidate.step_losses),
                                       ("grad norm", golden.grad_norms, candidate.grad_norms)):
-        errors += [(metric, step, _relative(a, b)) for step, (a, b) in enumerate(zip(reference[:steps], values[:steps]))]
+        errors += [(step, metric, _relative(a, b)) for step, (a, b) in enumerate(zip(reference[:steps], values[:steps]))]
     return steps, errors
 
 
@@ -85,7 +85,7 @@ def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float
     if steps == 0:
         return NumericsResult(verdict="not_checked", rule=rule, bound=bound, noise_floor=noise,
                               reason="no optimizer step completed in both runs, so there is nothing to compare")
-    out_of_bound = [(step, metric, error) for metric, step, error in errors if error > bound]
+    out_of_bound = [bad for bad in errors if bad[2] > bound]
     finite = [error for _, _, error in errors if math.isfinite(error)]
     first = min(out_of_bound, key=lambda bad: (bad[0], -bad[2]), default=None)  # first step, worst metric
     return NumericsResult(
