@@ -42,3 +42,23 @@ def parse_launch_resources(match: re.Match[str], window: Window) -> Fields:
 @message_format("nccl_other_cuda_failure", r"Cuda failure (?:\d+ )?'(?!out of memory)[^']+'", is_oom=False)
 def parse_nccl_other(match: re.Match[str], window: Window) -> Fields:
     return _not_oom(window, f"NCCL CUDA failure ({match.group(0)}), not out-of-memory")
+
+
+@message_format("segmentation_fault", r"Segmentation fault(?: \(core dumped\))?|SIGSEGV", is_oom=False)
+def parse_segfault(match: re.Match[str], window: Window) -> Fields:
+    return _not_oom(window, "a segmentation fault (native code read bad memory), not a lack of memory")
+
+
+@message_format("cuda_invalid_device", r"invalid device ordinal|no CUDA-capable device is detected", is_oom=False)
+def parse_invalid_device(match: re.Match[str], window: Window) -> Fields:
+    return _not_oom(window, "a device index or visibility problem, not a lack of memory")
+
+
+@message_format("nccl_watchdog_timeout", r"Watchdog caught collective operation timeout", is_oom=False)
+def parse_nccl_timeout(match: re.Match[str], window: Window) -> Fields:
+    return _not_oom(window, "a collective that timed out (ranks out of step), not a lack of memory")
+
+
+@message_format("library_execution_failed", r"CUBLAS_STATUS_EXECUTION_FAILED|CUDNN_STATUS_EXECUTION_FAILED", is_oom=False)
+def parse_execution_failed(match: re.Match[str], window: Window) -> Fields:
+    return _not_oom(window, "a library kernel failed to run (often a CUDA toolkit/driver mismatch), not an allocation")

@@ -63,11 +63,12 @@ def parse_xla_failed_request(match: re.Match[str], window: Window) -> Fields:
 
 @message_format(
     "xla_tpu_buffer",
-    r"RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate ([\d.]+[KMGT]?)\. "
+    r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Error allocating device buffer: )?Attempting to allocate ([\d.]+[KMGT]?)\. "
     r"That was not possible\. There are ([\d.]+[KMGT]?) free",
 )
 def parse_tpu_buffer(match: re.Match[str], window: Window) -> Fields:
-    return {"framework": "jax", "backend": "tpu", "requested_bytes": parse_size(match.group(1) + "B" if match.group(1)[-1].isdigit() else match.group(1)),
+    # PyTorch/XLA prints the same TPU runtime message as JAX.
+    return {"framework": "pytorch" if re.search(r"torch", window.flat) else "jax", "backend": "tpu", "requested_bytes": parse_size(match.group(1) + "B" if match.group(1)[-1].isdigit() else match.group(1)),
             "free_bytes": parse_size(match.group(2) + "B" if match.group(2)[-1].isdigit() else match.group(2)),
             "raw_message": window.lines[0].strip()}
 

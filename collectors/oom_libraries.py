@@ -11,9 +11,11 @@ from .message_formats import Fields, Window, message_format
 
 def _library_fields(window: Window, library: str) -> Fields:
     line = window.lines[0]
-    framework = "tensorflow" if re.search(r"tensorflow|stream_executor|xla|Could not create cudnn handle|"
+    framework = "tensorflow" if re.search(r"tensorflow|stream_executor|Could not create cudnn handle|"
                                           r"Failed to get convolution algorithm|failed to create cublas", line) else "unknown"
-    if re.search(r"RuntimeError|torch|cublasCreate|CublasHandlePool", line):
+    if re.search(r"%cudnn-conv|\bxla\b|jax", window.flat, re.IGNORECASE):
+        framework = "jax" if re.search(r"jax|flax", window.flat, re.IGNORECASE) else "other"
+    elif re.search(r"RuntimeError|torch|cublasCreate|CublasHandlePool", line):
         framework = "pytorch"
     return {"framework": framework, "backend": "cuda", "library": library, "raw_message": line.strip()}
 
@@ -26,7 +28,9 @@ def parse_cublas(match: re.Match[str], window: Window) -> Fields:
 @message_format(
     "cudnn_alloc_failed",
     r"CUDNN_STATUS_ALLOC_FAILED|Could not create cudnn handle|Failed to get convolution algorithm\. "
-    r"This is probably because cuDNN failed to initialize|cuDNN error: CUDNN_STATUS_NOT_SUPPORTED",
+    r"This is probably because cuDNN failed to initialize|cuDNN error: CUDNN_STATUS_NOT_SUPPORTED|"
+    # XLA autotunes every convolution algorithm inside the memory left to it: "none fits" is a workspace OOM.
+    r"Failed to determine best cudnn convolution algorithm|All algorithms tried for %cudnn|No algorithm worked!",
 )
 def parse_cudnn(match: re.Match[str], window: Window) -> Fields:
     return _library_fields(window, "cudnn")

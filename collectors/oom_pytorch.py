@@ -13,7 +13,7 @@ from .message_formats import SIZE, Fields, Window, find_size, message_format, si
 # Where an allocator message ends: the hint or the closing parenthesis, whichever generation.
 _MESSAGE_END = re.compile(
     r"environment-variables\)|and PYTORCH_(?:CUDA|HIP)_ALLOC_CONF|"
-    r"unoccupied cached memory\.|reserved in total by PyTorch\)|\d (?:bytes|[KMG]iB) cached\)"
+    r"unoccupied cached memory\.|reserved in total by PyTorch\)|\d (?:bytes|[KMG]iB) cached\)|by PyTorch but unallocated\.(?!\s*If reserved)"
 )
 
 
@@ -71,7 +71,7 @@ def _allocator_format(message: str) -> str:
     return "pytorch_bare"
 
 
-@message_format("pytorch_allocator", r"\b(CUDA|HIP|XPU) out of memory\b")
+@message_format("pytorch_allocator", r"\b(CUDA|HIP|XPU) out of memory\b", flags=re.IGNORECASE)
 def parse_caching_allocator(match: re.Match[str], window: Window) -> Fields:
     message = _message_text(match, window)
     fields = parse_allocator_fields(message)
@@ -136,3 +136,15 @@ def parse_cpu_allocator(match: re.Match[str], window: Window) -> Fields:
         "requested_bytes": int(match.group(1)),
         "raw_message": window.lines[0].strip(),
     }
+
+
+# Last in this module: the complete forms above (MPS also says "Tried to allocate") go first.
+@message_format("pytorch_allocator_fragment", rf"\bTried to allocate ({SIZE})")
+def parse_allocator_fragment(match: re.Match[str], window: Window) -> Fields:
+    """An excerpt that lost the message's first words: only the caching allocator prints
+    "Tried to allocate <size>", so the figures that follow are still its figures."""
+    message = _message_text(match, window)
+    fields = parse_allocator_fields(message)
+    fields.update(format=_allocator_format(message), framework="pytorch",
+                  backend="hip" if "HIP" in message else "cuda", raw_message=message)
+    return fields

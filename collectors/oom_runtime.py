@@ -22,7 +22,8 @@ def _framework_of(line: str) -> str:
     "cuda_runtime_error",
     r"\b(CUDA|HIP|cuda|hip) (?:runtime )?error(?: \d+ at [^:]+:\d+)?: out of memory|"
     r"cudaMalloc failed: out of memory|CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory|"
-    r"hipErrorOutOfMemory|cudaErrorMemoryAllocation",
+    r"hipErrorOutOfMemory|hipError_t\(1002\)|cudaErrorMemoryAllocation|"
+    r"^\W*out of (?:device )?memory\W*(?:cuda\w*\(|$|issue|error)",
 )
 def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
     line = window.lines[0]
@@ -30,15 +31,32 @@ def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
     return {"framework": _framework_of(line), "backend": backend, "raw_message": line.strip()}
 
 
-@message_format("onnxruntime_arena", r"Failed to allocate memory for requested buffer of size (\d+)")
+@message_format("onnxruntime_arena", r"Failed to allocate memory for requested buffer(?: of size (\d+))?")
 def parse_onnxruntime(match: re.Match[str], window: Window) -> Fields:
-    return {"framework": "onnxruntime", "requested_bytes": int(match.group(1)), "raw_message": window.lines[0].strip()}
+    requested = int(match.group(1)) if match.group(1) else None
+    return {"framework": "onnxruntime", "requested_bytes": requested, "raw_message": window.lines[0].strip()}
+
+
+@message_format("ggml_buffer", r"(?:failed to allocate|unable to allocate) (?:\w+ )?(?:CUDA|ROCm|Metal|Vulkan|SYCL|CPU)\d* buffer"
+                r"|ggml_\w*alloc\w*: (?:failed|not enough)")
+def parse_ggml(match: re.Match[str], window: Window) -> Fields:
+    size = re.search(r"of size ([\d.]+) MiB|allocating ([\d.]+) MiB", window.flat)
+    requested = int(float(size.group(1) or size.group(2)) * 1024**2) if size else None
+    return {"framework": "llama.cpp", "requested_bytes": requested, "raw_message": window.lines[0].strip()}
+
+
+@message_format("device_dram_buffer", r"Not enough space to allocate (\d+) B (?:DRAM|L1) buffer")
+def parse_device_buffer(match: re.Match[str], window: Window) -> Fields:
+    free = re.search(r"free: (\d+) B", window.flat)
+    return {"framework": "other", "requested_bytes": int(match.group(1)), "free_bytes": int(free.group(1)) if free else None,
+            "raw_message": window.lines[0].strip()}
 
 
 @message_format(
     "serving_kv_cache",
     r"No available memory for the cache blocks|Insufficient memory to allocate KV-caches|"
-    r"larger than the available KV cache memory",
+    r"larger than the available KV cache memory|"
+    r"is larger than the maximum number of tokens that can be stored in KV cache",
 )
 def parse_serving(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "pytorch", "operation": "KV cache reservation", "raw_message": window.lines[0].strip()}
@@ -52,7 +70,8 @@ def parse_bare_exception(match: re.Match[str], window: Window) -> Fields:
 @message_format(
     "generic_out_of_memory",
     r"(?i)(?:error|exception|fail(?:ed|ure)?|fatal|abort)\b.{0,80}out of (?:device )?memory|"
-    r"out of (?:device )?memory.{0,40}(?:error|fail)",
+    r"out of (?:device )?memory.{0,40}(?:error|fail|exception)|"
+    r"\bOOM (?:at|in|during|while|when|on|error)\b|^\W*OOM\b",
 )
 def parse_generic(match: re.Match[str], window: Window) -> Fields:
     line = window.lines[0]

@@ -91,13 +91,13 @@ def parse_bfc_stats(match: re.Match[str], window: Window) -> Fields:
 
 @message_format(
     "tensorflow_driver",
-    rf"failed to allocate ({SIZE}) \((\d+) bytes\) from device: (?:CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory)",
+    rf"failed to allocate ({SIZE}) \((\d+) bytes\) from device: (?:CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory|hipError_t\(1002\))",
     primary=False,
 )
 def parse_driver_line(match: re.Match[str], window: Window) -> Fields:
     return {
         "framework": "tensorflow",
-        "backend": "hip" if "HIP" in match.group(0) else "cuda",
+        "backend": "hip" if "hip" in match.group(0).lower() else "cuda",
         "requested_bytes": int(match.group(2)),
         "raw_message": window.lines[0].strip(),
     }

@@ -52,13 +52,30 @@ TRIGGER_PHRASES = [
     rb"cuda failure",
     rb"memory summary, device id",
     rb"\bOOM\b",
+    rb"tried to allocate",
+    rb"attempting to allocate",
+    rb"unable to allocate",
+    rb"maximum allowed buffer size",
+    rb"not enough space to allocate",
+    rb"stored in kv cache",
+    rb"hiperror_t\(1002\)",
+    rb"cudnn convolution algorithm",
+    rb"all algorithms tried",
+    rb"no algorithm worked",
+    rb"segmentation fault",
+    rb"invalid device ordinal",
+    rb"no cuda-capable device",
+    rb"collective operation timeout",
+    rb"_status_execution_failed",
 ]
 # Python's regex engine tries every alternative at every byte, which costs ~30 s on 100 MB. So the
 # scan first finds cheap lower-case literal keys with bytes.find (memchr speed), then checks only the
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"convolution algorithm",
-                  b"device-side", b"too many resources"]
+                  b"device-side", b"too many resources", b"oom", b"buffer size", b"kv cache", b"algorithms tried",
+                  b"algorithm worked", b"segmentation fault", b"device ordinal", b"cuda-capable",
+                  b"operation timeout"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

@@ -243,7 +243,9 @@ class EngineInfo(Model):
 
 class TriageReport(Model):
     schema_version: int = SCHEMA_VERSION
-    detected: bool
+    detected: bool = Field(description="an OOM message was found in the input")
+    suspected: bool = Field(False, description="no OOM message, but a cut traceback or the note says the run "
+                                               "died: causes are ranked from the frames, phase and note")
     error: OomError | None = None
     additional_ooms: int = 0
     failing_ranks: list[int] = Field(default_factory=list)

@@ -16,7 +16,26 @@ from .signals import read_signals
 MAX_CAUSES = 6
 MIN_CAUSES = 3
 MAX_CONFIDENCE = 0.97
-_NOTE_SAYS_OOM = re.compile(r"out[- ]of[- ]memory|\bOOM\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|oom-?kill", re.IGNORECASE)
+# What a note says when the run died, in the words users type ("runs out of GPU memory", "the job
+# crashes", "memory error", "gets killed"): enough to rank causes without the message.
+_NOTE_SAYS_IT_DIED = re.compile(
+    r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
+    r"oom-?kill|memory (?:error|exception|issue|problem)|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
+    r"\bkilled\b|\berror\b|\bexception\b", re.IGNORECASE)
+_MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
+
+
+def suspect_an_oom(context: TriageContext) -> bool:
+    """No OOM message: is there still a failure to rank? A traceback cut before its exception
+    line, or a note that says the run died. A recognised non-OOM error, or a traceback that ends
+    in an exception about something other than memory, is not one."""
+    if context.non_oom_errors:
+        return False
+    stack = context.stack
+    if stack and stack.exception_line and not _MEMORY_EXCEPTION.search(stack.exception_line):
+        return False
+    cut_traceback = bool(stack and stack.frames and not stack.exception_line)
+    return cut_traceback or bool(_NOTE_SAYS_IT_DIED.search(context.note or ""))
 
 
 def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str]]]:
@@ -57,9 +76,10 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
 def triage(context: TriageContext) -> TriageReport:
     """Rank causes for the context's OOM (or for the note's, when the log lost the message)."""
     detected = context.error is not None
-    suspected = not detected and bool(_NOTE_SAYS_OOM.search(context.note or ""))
+    suspected = not detected and suspect_an_oom(context)
     report = TriageReport(
         detected=detected,
+        suspected=suspected,
         error=context.error,
         additional_ooms=context.additional_ooms,
         failing_ranks=context.failing_ranks,
@@ -83,7 +103,8 @@ def triage(context: TriageContext) -> TriageReport:
     report.facts = data.numbers.facts
     report.explanation = list(data.numbers.explanation)
     if suspected:
-        report.warnings.append("The log holds no OOM message; the ranking rests on the note and the traceback.")
+        report.warnings.append("Suspected OOM: the input holds no OOM message; the ranking rests on the traceback, "
+                               "the phase and the note.")
     if context.additional_ooms:
         report.explanation.append(f"{context.additional_ooms} more OOM(s) follow the first in the log; the first is analysed.")
     if data.signals.phase != "unknown":

@@ -1,0 +1,25 @@
+"""Apple silicon outside PyTorch: MLX's Metal allocator (``[metal::malloc]``, ``[malloc_or_wait]``).
+Metal caps a single buffer below the unified memory size, so "greater than the maximum allowed
+buffer size" is one tensor too large, not a full device (PyTorch's MPS messages are in ``oom_pytorch``)."""
+
+from __future__ import annotations
+
+import re
+
+from .message_formats import Fields, Window, message_format
+
+
+@message_format(
+    "metal_max_buffer",
+    r"Attempting to allocate (\d+) bytes which is greater than the maximum allowed buffer size of (\d+) bytes",
+)
+def parse_metal_max_buffer(match: re.Match[str], window: Window) -> Fields:
+    return {"framework": "other", "backend": "mps", "requested_bytes": int(match.group(1)),
+            "allowed_bytes": int(match.group(2)), "operation": "one Metal buffer above the per-buffer cap",
+            "raw_message": window.flat[max(0, match.start() - 40) : match.end()].strip()}
+
+
+@message_format("metal_malloc_or_wait", r"\[malloc(?:_or_wait)?\] Unable to allocate (\d+) bytes")
+def parse_metal_malloc(match: re.Match[str], window: Window) -> Fields:
+    return {"framework": "other", "backend": "mps", "requested_bytes": int(match.group(1)),
+            "raw_message": window.lines[0].strip()}
