@@ -79,7 +79,8 @@ def parse_tpu_buffer(match: re.Match[str], window: Window) -> Fields:
 )
 def parse_tpu_compile(match: re.Match[str], window: Window) -> Fields:
     used, capacity = parse_size(match.group(2)), parse_size(match.group(3))
-    return {"framework": "jax", "backend": "tpu", "total_bytes": capacity, "requested_bytes": used,
+    # "Used X of Y" is the whole compiled program's footprint, not one request.
+    return {"framework": "jax", "backend": "tpu", "total_bytes": capacity, "allocated_bytes": used,
             "raw_message": window.lines[0].strip()}
 
 

@@ -25,6 +25,7 @@ LIBRARY_PATH = re.compile(
     r"/usr/lib/|/opt/conda/lib|<string>|/transformers/|/accelerate/|/deepspeed/"
 )
 CONTEXT_LINES = 8  # enough to show the loop around the failing line (where leaks live)
+SUSPECT_LINES = 400  # how far back from the end of a log without an OOM message a traceback is looked for
 
 
 def is_library_path(filename: str) -> bool:
@@ -122,6 +123,14 @@ class TracebackCollector:
         part: ContextPart = {}
         error = context.error
         if error is None:
+            # No OOM message (a traceback cut before it, or a log that lost it): the last traceback
+            # near the end of the log is still evidence for a suspected OOM.
+            if context.stack is None and not context.non_oom_errors:
+                text = source.whole if source.whole is not None else source.tail
+                lines = lines_for_rank(text, None)[-SUSPECT_LINES:]
+                stack = parse_traceback(lines, self.roots)
+                if stack:
+                    part["stack"] = stack
             return part
         rank = error.rank
         for region in source.regions:

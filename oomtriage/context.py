@@ -76,6 +76,14 @@ def collect_log(context: TriageContext, view: LogView, roots: list[Path] | None 
         context = context.model_copy(update=part)
     if context.error is not None and not had_error:
         context.excerpt = excerpt_around(view, context.error.raw_message)
+    elif context.error is None and context.excerpt is None:
+        # No message to centre on: the end of the log is where a run that died says why.
+        from .models import LogExcerpt
+
+        text = view.whole if view.whole is not None else view.tail
+        lines = text.rstrip("\n").split("\n")[-EXCERPT_AFTER:]
+        if any(line.strip() for line in lines):
+            context.excerpt = LogExcerpt(text="\n".join(lines)[:8000])
     return context
 
 

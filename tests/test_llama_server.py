@@ -97,7 +97,11 @@ def test_end_to_end_with_a_real_local_model(llama_server, isolated_home, tmp_pat
     assert exchange.strategy == "json_object" and exchange.usage["prompt_tokens"] > 500
     reply = json.loads(extract_json(exchange.raw_reply))  # grammar-constrained: valid JSON of the schema
     assert {"analysis", "causes"} <= set(reply) and all(is_cause_id(cause["id"]) for cause in reply["causes"])
-    assert report.causes[0].agreement in ("both", "llm_only") and report.causes[0].id == reply["causes"][0]["id"]
+    merged = {cause.id: cause for cause in report.causes}
+    assert merged[reply["causes"][0]["id"]].agreement in ("both", "llm_only")
+    agreements = [cause.agreement for cause in report.causes]
+    if "both" in agreements:  # what both agree on leads; a model-only cause never passes it
+        assert agreements[0] == "both" and "llm_only" not in agreements[: agreements.index("both")]
 
 
 def test_cli_offline_against_the_local_server(llama_server, isolated_home):

@@ -1,7 +1,8 @@
-"""Signals read from the user's note, the stack trace and the log around the OOM: what phase the
-run was in, what the workload is, the numbers the user gave (batch size, sequence length, model
-size, GPU memory). General knowledge about how OOMs arise lives in the rules; this module only
-reads what was said."""
+"""Signals read from the user's note, the command line, the stack trace and the log around the OOM:
+the phase and timing of the failure, the workload (model size, batch, sequence length, GPUs), what
+changed, and where the allocation was made. General knowledge about how OOMs arise lives in the
+rules; this module only reads what was said, in the words users type (each pattern is written for
+the many ways a person says one thing, never for the wording of one report)."""
 
 from __future__ import annotations
 
@@ -9,56 +10,112 @@ import re
 from dataclasses import dataclass, field
 
 from oomtriage.gpus import capacity_of_gpu, find_gpu_name
-from oomtriage.models import Phase, TriageContext
+from oomtriage.models import Frame, Phase, TriageContext
 
+# --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
-    ("data_loading", r"_worker_loop|dataloader|__getitem__|collate"),
+    ("data_loading", r"_worker_loop|dataloader|__getitem__|collate|pin_memory|_next_data"),
     ("loading", r"load_state_dict|torch\.load|\bload\(|from_pretrained|load_checkpoint|restore|resume|"
-                r"load_opt_state|_load_from_state_dict|load_model|safe_open|load_file"),
-    ("optimizer_setup", r"(?:init|initiali[sz]e|configure|setup|create|build)_\w*optim|deepspeed\.initialize|\binitialize\(|ZeroOptimizer|setup_model_and_optimizer"),
-    ("generation", r"\bgenerate\b|beam_search|\bsample\(|greedy_search|past_key_values|\.chat\(|\bchat\b|decode_step|transcribe|pipeline\("),
-    ("evaluation", r"\beval(?:uate|uation)?\b|\bvalid(?:ate|ation)?\b|epochval|val_step|validation_step|\btest(?:_step|_loop)?\b|"
-                   r"\bpredict(?:ion_step|ion_loop)?\b|\binference\b|evaluation_loop|\binfer\b|\bval_|_val\b|run_test"),
+                r"load_\w*(?:state|ckpt|checkpoint|weights|model)|_load_from_state_dict|load_model|safe_open|load_file"),
+    ("optimizer_setup", r"(?:init|initiali[sz]e|configure|setup|create|build)_\w*optim|deepspeed\.initialize|\binitialize\(|"
+                        r"ZeroOptimizer|zero_optim|_init_zero|optimizer_and|and_optimizer"),
+    ("generation", r"\bgenerate\b|beam_search|\bsample\(|greedy_search|past_key_values|\.chat\(|\bchat\b|decode_step|"
+                   r"transcribe|pipeline\(|profile_run|determine_num_available_blocks|_profile"),
+    ("evaluation", r"\beval(?:uate|uation)?\b|\bvalid(?:ate|ation)?\b|_?eval_?|_?val_?(?:step|epoch|loop)|validation_step|"
+                   r"\btest(?:_step|_loop|_epoch)?\b|\bpredict(?:ion_step|ion_loop)?\b|\binference\b|evaluation_loop|\binfer\b|"
+                   r"\bval_|_val\b|\bdemo\b"),
     ("training", r"backward|optimizer\.step|\.step\(\)|training_step|train_step|\btrain\b|train_epoch|\bfit\b|compute_loss|_train"),
 ]
+# --- phases named in the note -------------------------------------------------------------------
 _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
-    ("data_loading", r"dataloader worker|data ?loader|workers?\b.*killed"),
-    ("optimizer_setup", r"sets? up (?:the )?(?:\w+ )?optimizer|optimizer (?:set-?up|initiali[sz]ation)|before the first (?:training )?step"),
-    ("loading", r"\bresum(?:e|ing|ed)\b|\brestor(?:e|ing|ed)\b|(?:weights|model|checkpoint|state)s? (?:are|is|were|was) (?:being )?load|"
-                r"load(?:ing)? (?:the )?(?:saved |converted |pretrained )?(?:model|weights|checkpoint|state)|from_pretrained|fails? while load"),
-    ("generation", r"\bgenerat(?:e|ion|ing)\b|\bbeam\b|\bserving\b|\bserve[sd]?\b|\bchat\(|\.chat\b|\btranscrib|\binference server|"
-                   r"\bvllm\b|\btgi\b|lmdeploy|ollama|sglang|llama\.cpp|\bsampling\b|\bdecod(?:e|ing)\b|\brequests?\b"),
-    ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase)\b|\binference\b|\bpredict|"
-                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|run_test"),
-    ("training", r"\btrain(?:ing|s|ed)?\b|\bfine-?tun|\bpre-?train|\bfit\b|\bbackward\b"),
+    ("data_loading", r"data ?loader (?:worker|thread|process)|\bworkers? (?:\w+ )?(?:killed|died|crash)|"
+                     r"(?:while|when) (?:loading|reading|iterating|fetching) (?:the )?(?:data|batches|dataset|dataloader)|"
+                     r"iterating (?:over )?the data ?loader|pin(?:ned)?[- ]memory"),
+    ("optimizer_setup", r"sets? up (?:the )?(?:\w+ )?optimi[sz]er|optimi[sz]er (?:set-?up|initiali[sz]ation|creation|construction)|"
+                        r"(?:creat|initiali[sz]|construct|build)\w* (?:the )?(?:\w+ )?optimi[sz]er|before the first (?:training )?step"),
+    ("loading", r"\bresum(?:e|ing|ed)\b|\brestor(?:e|ing|ed)\b|\breload(?:ing|ed)?\b|"
+                r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
+                r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
+                r"from_pretrained|(?:fail|crash|die)\w* (?:while|when) load"),
+    ("generation", r"\bgenerat(?:e|es|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|er|ice)\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
+                   r"\binference (?:server|engine)|\bsampl(?:e|es|ing)\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+    ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
+                   r"\btest\.py\b|\btest script\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
+                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b"),
+    ("training", r"\btrain(?:ing|s|ed)?\b|\bfine-?tun|\bpre-?train|\bfit\b|\bbackward\b|\bforward pass\b"),
 ]
-_SERVING = r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b"
-_GROWTH = (r"climb|creep|keeps? (?:increas|grow|going up|rising)|grows?\b|growing|increas(?:es|ing) (?:every|each|over|with)|"
-           r"after (?:about |some |a few |several |\d+ )?(?:\w+ )?(?:epochs?|iterations?|steps?|batches)|partway|part-way|"
-           r"first (?:few )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are)|batch after batch|for a while|"
-           r"memory leak|leak|over time|eventually|occasionally|mid-training|midway")
-_IMMEDIATE = (r"as soon as|immediately|right away|first (?:training )?(?:step|iteration|batch|forward)\b|when training starts|"
-              r"at (?:start-?up|the start)|during startup|before any|right after (?:start|launch)")
-_BATCH_NO_HELP = r"(?:lower|reduc|smaller|decreas)\w* (?:the )?batch(?: size)?.{0,30}(?:did not|didn't|does not|doesn't|no) help|even with (?:a )?smaller batch|batch size (?:of )?1\b"
-_REPEATED = (r"repeatedly|in a (?:python )?loop|second (?:fit|call|run|time|epoch)|the second\b|after the first (?:evaluation|eval|epoch|fit)|"
-             r"completes? the first evaluation|long series|one after another|many (?:runs|fits|models|experiments)|"
-             r"series of|across (?:many|multiple) (?:calls|runs)")
-_UPGRADE = (r"after (?:upgrading|updating|the upgrade|an upgrade)|since (?:upgrading|updating)|worked (?:fine )?(?:on|under|with|in) "
-            r"(?:version |v)?\d|ran (?:fine )?on [\w.]+ \d|\bregression (?:in|since|after|from|with)\b|\bregressed\b|newer version|new version")
-_OTHER_PROCESS = (r"another process|other process|other (?:jobs?|work|users?|programs?)|busy with|shared (?:gpu|machine)|"
-                  r"jupyter kernel|already (?:in use|busy|running)|second process|display|other notebook")
-_ONLY_MULTI_GPU = (r"single-?gpu (?:run )?(?:does not|doesn't|works|is fine|runs fine)|works? (?:fine )?on (?:a )?single gpu|"
-                   r"only (?:with|on|when using) (?:multiple|several|more than one) gpus|restarting a single-gpu run does not")
-_CPU_MODE = r"cpu mode|-gpu c\b|on (?:the )?cpu\b|device=.?cpu|cpu only|cpu-only"
-_DETECTION = r"mmdet|detectron|\byolo|mask ?r-?cnn|faster ?r-?cnn|retinanet|detector|detection|segmentation|rotated-box"
-_VARIABLE_LENGTH = r"opennmt|translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|librispeech|audio|sentences?\b|variable[- ]length|bucket"
-_DIFFUSION = r"diffusion|\bunet\b|upscal|diffusers|deepfloyd|\bsdxl\b|\bsd ?[12x]|img2img|text-to-image|\bif-i"
-_LLM = r"\bllama|\bgpt|mistral|qwen|baichuan|internlm|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllm\b|chat\b|-chat\b|coder"
-_ENCODER = r"\bbert\b|roberta|mmbert|electra|deberta|encoder|classifier"
-_ADAM = r"adam|adamw"
-_FULL_FINETUNE = r"full(?:-| )?(?:parameter )?fine-?tun|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ed)? (?:a|an|the)\b|full-parameter|from scratch"
-_LOW_PRECISION = r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b|\bint8\b|\bint4\b|4-?bit|8-?bit|quantiz|\bamp\b|mixed precision|torch_dtype"
-_HF_TRAINER = r"trainer\.evaluate|trainer\.predict|evaluation_loop|prediction_loop|\bTrainer\b|transformers4rec"
+_SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
+            r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
+            r"max_model_len|max-model-len|kv[- ]cache")
+# --- timing -------------------------------------------------------------------------------------
+_GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
+           r"(?: \w+){0,3} (?:every|each|over|with|after|batch|step|iteration|epoch)|"
+           r"after (?:about |some |a few |several |many |\d[\d,]* |the first )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
+           r"(?:during|in|at) (?:epoch|iteration|step) \d+|\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
+           r"partway|part-way|mid-?(?:training|epoch|run|way)|midway|"
+           r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
+           r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|from about [\d.]+ ?G?B|"
+           r"(?:rising|rose|grew|growing|goes) from")
+_IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b|"
+              r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:start-?up|the start|launch)|during (?:start-?up|initiali[sz]ation)|"
+              r"before any|right after (?:start|launch)|very first")
+# --- what the user tried and what changed -------------------------------------------------------
+_SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|even with|also with|still \w+ with|tried)"
+_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:help|change|fix|work|matter|solve)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
+_BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|batch size (?:of |=\s?)?1\b.{{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
+                  rf"(?:even|still) (?:\w+ )?(?:with|at) (?:a )?(?:batch(?: size)? (?:of )?1|smaller batch)|"
+                  rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)")
+_INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
+_REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time|model|task|evaluation)\b|"
+             r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task)|one after another|in (?:sequence|succession|turn)|"
+             r"many (?:runs|fits|models|experiments|calls)|series of|several times|across (?:many|multiple) (?:calls|runs)|"
+             r"on its own (?:works|is fine|runs)|different (?:sizes|shapes|dimensions)|varying (?:sizes|shapes)")
+_VERSION_CHANGE = (r"(?:after|since|when) (?:upgrad|updat|pull|moving to|switching to|bump)\w*|(?:upgrad|updat|bump)\w* (?:to|past|from)|"
+                   r"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){0,3}(?:on|under|with|in|before) (?:version |v|release |commit )?[\w.-]*\d|"
+                   r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bregress\w*|\bbisect\w*|"
+                   r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
+                   r"(?:used to|would) (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)")
+_OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?:\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
+                  r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"
+                  r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
+                  r"already (?:in use|busy|running|occupied)|lab server|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
+                  r"(?:held|used|taken|occupied) by (?:another|other|someone)")
+_ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
+                   r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
+                   r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
+                   r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
+_CPU_MODE = r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|on the cpu\b|meant to (?:use|run on) the cpu"
+_CONSTRUCTION = (r"(?:while|when) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
+                 r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)")
+_NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
+_FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
+                    r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about )?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"
+                    r"shows? (?:only )?(?:about )?[\d.]+ ?G?B (?:in use|used)|(?:gpu|memory) (?:is |was )?otherwise idle|even though the gpu")
+_PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
+_LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
+_LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? (?:\w+ )?(?:audio|recording|file|wav|clip|video|speech)|"
+               r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
+               r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
+               r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
+               r"\bvoxel\b|\bpoint clouds?\b|inputs? of [\d.]+ ?[kK]? tokens")
+_LARGE_REQUEST_SUBJECT = r"(?:logits|log ?probs?|logprobs|vocab\w*|classes|lm_head)"
+_DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
+_VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
+                    r"max[-_ ]?duration|utterances?|\bwav\b")
+_DIFFUSION = r"diffusion|\bunet\b|u-net|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|text-to-image|image-to-video|dreambooth|text-to-video|video model"
+_LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
+        r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
+_TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
+_FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ed|ing)? (?:a|an|the)\b|"
+                  r"full-parameter|from scratch|\bfine-?tun\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
+_LORA = r"\blora\b|\bqlora\b|\bpeft\b|adapter"
+_LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
+                  r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
+_ADAM = r"\badam\w*"
+_HF_TRAINER_EVAL = r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)"
+_TPU = r"\btpu\b|\bhbm\b"
+# Cloud TPU generations and the HBM per core (v2: 8 GiB, v3: 16 GiB, v4: 32 GiB per chip).
+_TPU_HBM = {"2": 8 * 1024**3, "3": 16 * 1024**3, "4": 32 * 1024**3, "5e": 16 * 1024**3, "5p": 95 * 1024**3}
 
 
 @dataclass
@@ -68,6 +125,7 @@ class Signals:
     growth: bool = False
     immediate: bool = False
     batch_no_help: bool = False
+    input_no_help: bool = False
     repeated_calls: bool = False
     upgrade_regression: bool = False
     upgraded_to_torch_04: bool = False
@@ -75,20 +133,29 @@ class Signals:
     other_process_hint: bool = False
     cpu_mode: bool = False
     serving_engine: bool = False
+    construction: bool = False
+    no_grad_already: bool = False
+    free_at_failure: bool = False
+    periodic_step: bool = False
+    long_input: bool = False
     distributed: bool = False
     zero_stage: int | None = None
     fsdp: bool = False
     gpu_count: int | None = None
     full_finetune: bool = False
+    lora: bool = False
     low_precision: bool = False
     uses_adam: bool = False
     hf_trainer_eval: bool = False
     tensorflow_with_jax: bool = False
+    logprobs: bool = False
+    tpu: bool = False
     domains: set[str] = field(default_factory=set)
     batch_size: int | None = None
     seq_len: int | None = None
     vocab_size: int | None = None
     param_count: float | None = None
+    weight_bytes: float | None = None
     note_gpu_capacity: int | None = None
     evidence: dict[str, str] = field(default_factory=dict)
 
@@ -97,51 +164,89 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
     return re.search(pattern, text, re.IGNORECASE)
 
 
+_MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12, "trillion": 1e12}
+
+
 def _number(text: str) -> float:
-    text = text.replace(",", "").lower()
-    multiplier = 1
-    for suffix, value in (("k", 1e3), ("m", 1e6), ("million", 1e6), ("b", 1e9), ("billion", 1e9)):
+    text = text.replace(",", "").strip().lower()
+    for suffix in sorted(_MULTIPLIERS, key=len, reverse=True):
         if text.endswith(suffix):
-            multiplier, text = value, text[: -len(suffix)].strip()
-            break
-    return float(text) * multiplier
+            return float(text[: -len(suffix)].strip()) * _MULTIPLIERS[suffix]
+    return float(text)
+
+
+def _param_count(text: str) -> float | None:
+    """Model size as people write it: "7B", "13b", "1.1 billion parameters", "350M params", "GPT-J-6B"."""
+    spelled = _search(r"(\d+(?:\.\d+)?)\s?(billion|million)\s+(?:\w+ )?param", text)
+    if spelled:
+        return _number(spelled.group(1) + spelled.group(2))
+    counted = _search(r"(\d[\d,]{6,})\s+(?:trainable )?param", text)
+    if counted:
+        return float(counted.group(1).replace(",", ""))
+    # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit.
+    for match in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![\w/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))",
+                             text, re.IGNORECASE):
+        value = float(match.group(1)) * (1e9 if match.group(2).lower() == "b" else 1e6)
+        if 1e7 <= value <= 2e12:
+            return value
+    return None
+
+
+def _weight_bytes(text: str) -> float | None:
+    """Bytes per weight when the note names a storage precision (None: not said)."""
+    if _search(r"\b4-?bit\b|\bint4\b|\bq4\w*|\bawq\b|\bgptq\b|\bnf4\b|\bqlora\b", text):
+        return 0.5
+    if _search(r"\b8-?bit\b|\bint8\b|\bfp8\b|\bq8\w*", text):
+        return 1.0
+    if _search(r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b|torch_dtype", text):
+        return 2.0
+    return None
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"(?:per-device |micro[- ]?|train(?:ing)? )?batch(?:[ _-]?size)?\s*(?:of|=|:|is|lowered to|set to)?\s*(\d+)\b", note)
+    batch = _search(r"(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
         signals.batch_size = int(batch.group(1))
-    seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?: length)?|cutoff(?: length)?|max[_ ]length|block[_ ]size)\s*(?:of|=|:)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
-        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ]token(?:s)?\b(?! vocab)", note) or _search(r"(\d+)[kK] context", note)
+    seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
+                  r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
+        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+)[kK][- ]context", note)
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
-    vocab = _search(r"vocab(?:ulary)?(?: file| size)?\D{0,25}?(\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
-        _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:word|token)s? vocab", note) or _search(r"(\d[\d,.]*\s?[kKmM]) vocab", note)
+    vocab = _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?(\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
+        _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
+        _search(r"(\d[\d,.]*\s?[kKmM]) vocab", note) or _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
     if vocab:
-        signals.vocab_size = int(_number(vocab.group(1).strip()))
-    params = _search(r"\b(\d+(?:\.\d+)?)\s?([bBmM])\b(?![/ ]?(?:ytes|s\b|yte))(?!\s?GB)", note)
-    if params and not _search(r"\d+\s?[bBmM]\s?(?:of )?(?:ram|memory)", note):
-        signals.param_count = float(params.group(1)) * (1e9 if params.group(2).lower() == "b" else 1e6)
-    elif _search(r"under (\d+)\s?b\b", note):
-        signals.param_count = float(_search(r"under (\d+)\s?b\b", note).group(1)) * 1e9 * 0.8
-    elif _search(r"whisper[- ](?:the )?large|large whisper|whisper (?:model )?\(?(?:default )?(?:whisper )?large", note) or _search(r"default whisper large", note):
-        signals.param_count = 1.55e9
-    gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{2,3})\s?GB\b", note) or _search(r"(\d{1,3})\s?GB(?: of (?:GPU|video) memory| GPUs?| cards?| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
+        try:
+            signals.vocab_size = int(_number(vocab.group(1)))
+        except ValueError:
+            pass
+    signals.param_count = _param_count(note)
+    gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
+        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
-    if gpu:
-        signals.note_gpu_capacity = int(gpu.group(1)) * 10**9
+    vram = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B? (?:of )?(?:VRAM|video memory)|(\d+(?:\.\d+)?)\s?GB (?:\w+ )?assigned to the (?:GPU|iGPU)", note)
+    if vram:
+        amount = float(vram.group(1) or vram.group(3))
+        signals.note_gpu_capacity = int(amount * (10**6 if vram.group(2) and vram.group(2).upper() == "M" else 10**9))
+    elif gpu:
+        signals.note_gpu_capacity = int(float(gpu.group(1)) * 10**9)
     else:
         name = find_gpu_name(note)
         if name:
             signals.note_gpu_capacity = capacity_of_gpu(name)
+    tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
+    signals.weight_bytes = _weight_bytes(note)
+    if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
+        signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
     count = _search(r"\b(\d+)\s?x\s?(?:[A-Z]|\d{2} ?GB)", note) or \
-        _search(r"\b(two|three|four|six|eight|\d{1,2})\b(?! ?GB) (?:(?!GB\b)[\w-]+ ){0,3}(?:GPUs|cards|V100s|A100s|H100s|ranks|nodes)", note)
+        _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:(?!GB\b)[\w-]+ ){0,3}(?:GPUs|cards|V100s|A100s|H100s|A800s|ranks|devices|chips)", note) \
+        or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?|tp_size)[ =_]*(\d+)\b", note)
     if count:
-        words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8}
+        words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
         value = count.group(1).lower()
         signals.gpu_count = words.get(value) or int(value)
-    zero = _search(r"zero[- ]?(?:stage[- ]?)?([123])\b|stage ([123]) zero|zero stage ([123])", note)
+    zero = _search(r"zero[- _]?(?:stage[- _]?)?([123])\b|stage[- _]?([123]) zero|zero stage ([123])", note)
     if zero:
         signals.zero_stage = int(next(group for group in zero.groups() if group))
 
@@ -152,32 +257,61 @@ def frame_text(context: TriageContext) -> str:
     return "\n".join(f"{frame.function or ''} {frame.code or ''} {frame.filename}" for frame in context.stack.frames)
 
 
-_FAILURE_WORDS = r"\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out of|\bOOM|out-of-memory|\berror|\babort|\bstops\b|\bkilled\b"
-_WHERE = r"\b(?:during|inside|in|while|when|at|on|into)\b((?:[^,;.]|\.(?!\s)){0,60})"
+_FAILURE_WORDS = (r"\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out of|\bran out of|\bOOM|out-of-memory|out of memory|\berror|\babort|"
+                  r"\bstops\b|\bkilled\b|\bexception|\bbreaks\b")
+# "after training" says training was over, so "after" is not a where-word.
+_WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.]|\.(?!\s)){0,60})"
+_NOTE_ONLY_IN_FAILURE: set[Phase] = {"data_loading"}  # "from a dataloader" alone says where data comes from, not where it died
 
 
 def note_phase(note: str) -> tuple[Phase, str] | None:
     """The phase named where the note says the run failed ("fails inside loss.backward()"), else anywhere."""
-    sentences = re.split(r"(?<=[\w)\]])[.;]\s+(?=[A-Z])|\n", note)
+    sentences = re.split(r"(?<=[\w)\]])\.\s+(?=[A-Z])|;\s+|\n", note)
     failing = [sentence for sentence in sentences if _search(_FAILURE_WORDS, sentence)]
     for scope in [*failing, note]:
+        whole_note = scope is note and len(failing) > 0
         for where in re.finditer(_WHERE, scope, re.IGNORECASE):
             for phase, pattern in _PHASE_NOTE_PATTERNS:
-                match = _search(pattern, where.group(1))
-                if match:
+                if whole_note and phase in _NOTE_ONLY_IN_FAILURE:
+                    continue
+                if _search(pattern, where.group(1)):
                     return phase, f'the note says "{where.group(0).strip()}"'
         for phase, pattern in _PHASE_NOTE_PATTERNS:
+            if (whole_note or not failing) and phase in _NOTE_ONLY_IN_FAILURE:
+                continue
             match = _search(pattern, scope)
             if match:
                 return phase, f'the note says "{match.group(0)}"'
     return None
 
 
+# Frames that oomtriage's own simulator or PyTorch's dispatch machinery add around every op: they
+# are never where the program asked for memory.
+_MACHINERY = re.compile(r"torch/overrides\.py|torch/utils/_python_dispatch|oomtriage/|torch/_tensor\.py|torch/autograd/|"
+                        r"torch/nn/modules/module\.py|_call_impl|_wrapped_call_impl")
+
+
+def meaningful_frames(context: TriageContext) -> list[Frame]:
+    """The stack innermost first, without dispatch machinery and oomtriage's own frames."""
+    if not context.stack:
+        return []
+    return [frame for frame in reversed(context.stack.frames) if not _MACHINERY.search(frame.filename or "")
+            and not _MACHINERY.search(frame.function or "")]
+
+
+def failing_frame(context: TriageContext) -> Frame | None:
+    frames = meaningful_frames(context)
+    return frames[0] if frames else None
+
+
 def detect_phase(context: TriageContext, note: str) -> tuple[Phase, str | None]:
     """The innermost frame that names a phase wins; the note decides when frames say nothing."""
     if context.error and context.error.backend == "host" and "DataLoader" in (context.error.raw_message or ""):
         return "data_loading", "a DataLoader worker died"
-    stack = list(reversed(context.stack.frames)) if context.stack else []
+    text = context.error.raw_message if context.error else (context.excerpt.text if context.excerpt else "")
+    if re.search(r"pin memory thread|pin_memory|DataLoader worker", text or "", re.IGNORECASE):
+        return "data_loading", "the DataLoader's pin-memory thread failed"
+    stack = meaningful_frames(context)
     # Innermost first, the user's own frames before library frames: the user's frame nearest the
     # failure names the phase (a library's `_engine_run_backward` says less than `validate()`).
     frames = [frame for frame in stack if frame.is_user] + [frame for frame in stack if not frame.is_user]
@@ -214,19 +348,24 @@ def read_runtime(context: TriageContext, signals: Signals) -> None:
 def read_signals(context: TriageContext) -> Signals:
     note = context.note or ""
     frames = frame_text(context)
-    everything = "\n".join([note, frames, context.error.raw_message if context.error else ""])
+    message = context.error.raw_message if context.error else ""
+    everything = "\n".join([note, frames, message])
     signals = Signals()
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals)
+    if signals.batch_size is not None:
+        signals.evidence.setdefault("batch_size", "the note")
     if context.runtime:
         read_runtime(context, signals)
     flags = {
         "growth": (_GROWTH, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
-        "repeated_calls": (_REPEATED, note), "upgrade_regression": (_UPGRADE, note),
-        "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note),
-        "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
+        "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (_VERSION_CHANGE, note),
+        "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
+        "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
+        "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
+        "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note), "lora": (_LORA, note),
         "low_precision": (_LOW_PRECISION, note), "uses_adam": (_ADAM, everything),
-        "hf_trainer_eval": (_HF_TRAINER, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note),
+        "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
         match = _search(pattern, text)
@@ -236,15 +375,19 @@ def read_signals(context: TriageContext) -> Signals:
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
-                                       r"model[- ]parallel|data[- ]parallel|accelerate launch|multi-node", everything)) \
+                                       r"model[- ]parallel|data[- ]?parallel|tensor[- ]parallel|accelerate launch|multi-node|\btp\d|"
+                                       r"all_gather|all_reduce|broadcast", everything)) \
         or (signals.gpu_count or 0) > 1 or len(context.failing_ranks) > 1 or (context.environment.world_size or 1) > 1
     signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", everything))
-    tf = _search(r"tensorflow|\btf\b|keras|tensorflow_datasets|\btfds\b", everything)
-    jax = _search(r"\bjax\b|flax|\bxla\b|haiku|acme", everything) or (context.error and context.error.framework == "jax")
-    signals.tensorflow_with_jax = bool(tf and jax) or bool(_search(r"tensorflow.{0,40}(?:beside|with|alongside|and) (?:jax|pytorch|torch)|"
-                                                                  r"(?:jax|pytorch|torch).{0,60}tensorflow", note))
+    # XLA's sources live under org_tensorflow/tensorflow/compiler: a path there is JAX, not TensorFlow.
+    tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|keras|\btfds\b",
+                 re.sub(r"org_tensorflow/tensorflow/\S*|external/org_tensorflow\S*", "", everything))
+    jax = _search(r"\bjax\b|flax|\bxla\b|haiku", everything) or (context.error and context.error.framework == "jax")
+    torch = _search(r"\btorch\b|pytorch", everything) or (context.error and context.error.framework == "pytorch")
+    signals.tensorflow_with_jax = bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and \
+        not (context.error and context.error.framework == "tensorflow" and not (jax or torch))
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),
-                          ("llm", _LLM), ("encoder", _ENCODER)):
+                          ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER)):
         if _search(pattern, everything):
             signals.domains.add(name)
     return signals

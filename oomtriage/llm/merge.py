@@ -1,6 +1,8 @@
-"""Merge the model's answer with the rule engine's report: the model's ranking leads, each cause
-says whether the rules agree, the model's fixes keep their code, and causes only the rules found
-follow. Ids were already checked against the taxonomy when the answer was validated."""
+"""Merge the model's answer with the rule engine's report so that the result is never worse than
+the rules alone: causes both agree on come first (their confidences combined), then a rules cause
+that rests on decisive figures, then the rest by confidence, model-only causes among them. Each
+cause says who proposed it, the model's fixes keep their code, and a disagreement on the top cause
+is said in the report. Ids were already checked against the taxonomy when the answer was validated."""
 
 from __future__ import annotations
 
@@ -31,8 +33,37 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
         if cause.id not in {item.id for item in merged}:
             merged.append(cause.model_copy(update={"agreement": "rules_only"}))
     report = rules.model_copy(deep=True)
-    report.causes = merged
+    report.causes = order_merged(merged, by_rules)
+    model_top, rules_top = (answer.causes[0].id if answer.causes else None), (rules.causes[0].id if rules.causes else None)
+    if model_top and rules_top and model_top != rules_top:
+        report.warnings.append(f"The model and the rules disagree on the top cause: the model says {model_top}, "
+                               f"the rules say {rules_top}.")
     report.llm_analysis = answer.analysis
     report.changelog_summary = answer.changelog_summary or None
     report.engine = EngineInfo(used="llm", model=model, exchange_id=exchange_id)
     return report
+
+
+DECISIVE = 0.7  # a rules confidence this high rests on figures (others hold the card, one request > the card)
+
+
+def order_merged(merged: list[Cause], by_rules: dict[str, Cause]) -> list[Cause]:
+    def score(cause: Cause) -> float:
+        ruled = by_rules.get(cause.id)
+        if cause.agreement == "both" and ruled:
+            return 1.0 - (1.0 - cause.confidence) * (1.0 - ruled.confidence)
+        return cause.confidence
+
+    def tier(cause: Cause) -> int:
+        if cause.agreement == "both":
+            return 0
+        return 1 if cause.agreement == "rules_only" and cause.confidence >= DECISIVE else 2
+
+    ordered = sorted(merged, key=lambda cause: (tier(cause), -score(cause)))
+    result: list[Cause] = []
+    ceiling = 1.0
+    for cause in ordered:  # confidences fall with the rank, as in every report
+        confidence = round(min(ceiling, score(cause)), 3)
+        ceiling = confidence
+        result.append(cause.model_copy(update={"confidence": confidence}))
+    return result

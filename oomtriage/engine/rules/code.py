@@ -1,16 +1,52 @@
-"""Rules on the user's own code around the failure: the failing line and its neighbours."""
+"""Rules on the user's own code around the failure: the lines that ran (the failing line, the
+frames' own lines and the lines above them in their loops), never a neighbouring branch."""
 
 from __future__ import annotations
 
 import re
 from typing import Iterator
 
+from oomtriage.models import Frame
+
 from . import RuleInput, Vote, rule
 
 _ACCUMULATED_LOSS = re.compile(r"\+=\s*\w*loss\w*(?!\.item|\.detach|\.cpu)\s*$|\.append\(\s*\w*loss\w*\s*\)")
-_APPENDED_OUTPUT = re.compile(r"\.append\(\s*(?:out|output|outputs|logits|pred|preds|prediction|y_hat|features?|emb\w*)\s*\)")
+_APPENDED_OUTPUT = re.compile(r"\.append\(\s*(?:out|output|outputs|logits|pred|preds|prediction|predictions|y_hat|features?|emb\w*)\s*\)")
 _NAIVE_ATTENTION = re.compile(r"softmax\(.*(?:@|matmul|bmm|einsum).*(?:transpose|\.T\b|mT)|(?:@|matmul|bmm)\s*\(?\s*\w*\.transpose\(-2,\s*-1\)")
-_LOGITS = re.compile(r"cross_entropy|lm_head|log_softmax|CrossEntropyLoss|logits")
+_BRANCH = re.compile(r"^(?:if|elif|else|try|except|finally|match|case)\b")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def executed_lines(frame: Frame) -> list[str]:
+    """The frame's own line and the lines above it that ran before it: its enclosing block
+    headers, and siblings at its level or above. Lines inside a branch the failing line is not
+    in (``else:`` below an ``if`` that ran, say) may not have run, so they are left out; lines
+    after the failing line have not run yet in this pass."""
+    lines = [frame.code] if frame.code else []
+    context, first = frame.source_context, frame.context_first_line
+    if not context or first is None or frame.lineno is None:
+        return [line for line in lines if line]
+    index = frame.lineno - first
+    if not 0 <= index < len(context):
+        return [line for line in lines if line]
+    level = _indent(context[index])
+    taken: list[str] = []
+    for line in reversed(context[:index]):
+        if not line.strip():
+            continue
+        depth = _indent(line)
+        if depth > level:
+            continue  # inside a nested block before the failing line: a branch that may not have run
+        if depth < level:
+            level = depth  # an enclosing header: it ran
+            if _BRANCH.match(line.strip()):
+                taken.append(line)
+                continue
+        taken.append(line)
+    return [line for line in [*lines, *taken] if line]
 
 
 def _user_lines(data: RuleInput) -> list[str]:
@@ -19,8 +55,8 @@ def _user_lines(data: RuleInput) -> list[str]:
         return []
     lines: list[str] = []
     for frame in stack.user_frames:
-        lines.extend(frame.source_context or ([frame.code] if frame.code else []))
-    return [line.strip() for line in lines if line]
+        lines.extend(executed_lines(frame))
+    return [line.strip() for line in lines if line and line.strip()]
 
 
 @rule
@@ -43,6 +79,3 @@ def code_patterns(data: RuleInput) -> Iterator[Vote]:
         if _NAIVE_ATTENTION.search(line):
             yield Vote("attention_quadratic", 0.75, f"`{line}` materialises the full attention matrix.")
             break
-    failing = data.context.stack.frames[-1] if data.context.stack and data.context.stack.frames else None
-    if failing and failing.code and _LOGITS.search(failing.code):
-        yield Vote("large_logits", 0.45, f"It failed in `{failing.code.strip()}`, the output layer / loss.")

@@ -3,6 +3,7 @@ two frameworks on one GPU, version regressions."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from . import RuleInput, Vote, rule
@@ -50,17 +51,37 @@ def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
 @rule
 def serving_engine(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
-    if data.signals.serving_engine or (error and error.format == "serving_kv_cache"):
-        what = data.signals.evidence.get("serving_engine") or "the serving engine"
-        yield Vote("kv_cache_or_generation", 0.8, f"{what} reserves GPU memory for its KV cache up front "
-                   "(and profiles with a worst-case batch); that reservation is what ran out.")
+    signals = data.signals
+    if error and error.format == "serving_kv_cache":
+        yield Vote("kv_cache_or_generation", 0.9, "The serving engine could not fit its KV cache in the memory left "
+                   "after the weights: max_model_len / max_num_seqs ask for more cache than gpu_memory_utilization leaves.")
+    elif signals.serving_engine:
+        what = signals.evidence.get("serving_engine") or "the serving engine"
+        # At start-up the engine's own reservation (KV cache, profile run) is what fails; under load
+        # it is the per-request work on top of it (logits, long prompts).
+        at_start = signals.immediate or signals.construction or signals.phase in ("loading", "unknown") or \
+            re.search(r"start|init|launch|profile|boot|load", f"{data.context.note or ''} {signals.phase_source or ''}", re.IGNORECASE)
+        under_load = re.search(r"under load|requests?\b|concurren|traffic|scor(?:e|ing)|logprob", data.context.note or "", re.IGNORECASE)
+        weight = 0.45 if under_load and not signals.immediate else 0.8 if at_start else 0.55
+        yield Vote("kv_cache_or_generation", weight, f"{what} reserves GPU memory for its KV cache up front "
+                   "(and profiles with a worst-case batch); that reservation leaves little for anything else.")
 
 
 @rule
 def two_frameworks(data: RuleInput) -> Iterator[Vote]:
     if data.signals.tensorflow_with_jax:
-        yield Vote("other_process_or_device", 0.85, "TensorFlow and another framework share the GPU: TensorFlow "
+        yield Vote("other_process_or_device", 0.8, "TensorFlow and another framework share the GPU: TensorFlow "
                    "pre-allocates nearly all GPU memory (JAX 75%) on first use, leaving the other with nothing.")
+
+
+@rule
+def another_process_started(data: RuleInput) -> Iterator[Vote]:
+    """A second process of a pre-allocating framework (JAX takes 75% at start, TensorFlow ~all) or a
+    job started beside another on the same device fails while the first holds the memory."""
+    signals = data.signals
+    if signals.other_process_hint and data.framework in ("jax", "tensorflow"):
+        yield Vote("other_process_or_device", 0.6, f'{data.framework} pre-allocates most of the device at start, and the note '
+                   f'says "{signals.evidence["other_process_hint"]}".')
 
 
 @rule
@@ -71,7 +92,30 @@ def version_regression(data: RuleInput) -> Iterator[Vote]:
                    "builds autograd graphs unless it runs under torch.no_grad().")
         yield Vote("framework_bug", 0.3, "The failure appeared with a version change.")
     elif signals.upgrade_regression:
-        yield Vote("framework_bug", 0.88, f'The same workload worked before a version change ("{signals.evidence["upgrade_regression"]}").')
+        yield Vote("framework_bug", 0.8, f'The same workload worked before a version change ("{signals.evidence["upgrade_regression"]}"): '
+                   "a regression in the framework or a library, fixed by pinning the version that worked or by its patch.")
+
+
+@rule
+def preallocation_refused(data: RuleInput) -> Iterator[Vote]:
+    """TensorFlow reserves (nearly) the whole device when it creates it, retrying smaller sizes
+    when the driver refuses: a refusal there means the memory was already taken."""
+    error = data.context.error
+    if error and error.format == "tensorflow_driver":
+        yield Vote("other_process_or_device", 0.65, "TensorFlow's start-up reservation was refused by the driver "
+                   f"({error.raw_message[:90]}): another process already holds the device's memory.")
+
+
+@rule
+def algorithm_search(data: RuleInput) -> Iterator[Vote]:
+    """cuDNN autotuning (TF/XLA's algorithm search, MXNet's autotune, torch's cudnn.benchmark) tries
+    algorithms whose workspaces need free memory on top of the model's."""
+    error = data.context.error
+    text = f"{error.raw_message if error else ''} {data.context.note or ''}"
+    if re.search(r"autotun\w*|algorithm (?:search|selection)|convolution algorithm|cudnn[._ ]benchmark|%cudnn|"
+                 r"All algorithms tried|No algorithm worked|(?:cudnn|cublas|conv\w*) workspace|workspace (?:size|limit)", text, re.IGNORECASE):
+        yield Vote("cudnn_or_workspace", 0.7, "The failure came from cuDNN's algorithm search: each candidate "
+                   "algorithm needs a workspace in whatever memory the framework left free.")
 
 
 @rule

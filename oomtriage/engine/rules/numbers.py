@@ -18,9 +18,12 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
     if n.requested is None or n.unallocated is None:
         return
     if n.free is not None and n.free < n.requested <= n.free + n.unallocated:
-        # A cache that is a sliver of the device cannot be what stops the run, even if it "covers" a small request.
-        significant = not n.capacity or n.unallocated >= 0.05 * n.capacity
-        strength = (0.75 if n.unallocated >= 2 * n.requested else 0.55) if significant else 0.25
+        # A cache that is a sliver of the device cannot be what stops the run, even if it "covers" a
+        # small request: the strength follows the share of the device that sat unused in the cache.
+        share = n.unallocated / n.capacity if n.capacity else 0.1
+        strength = 0.75 if share >= 0.25 else 0.55 if share >= 0.1 else 0.3 if share >= 0.05 else 0.15
+        if n.unallocated < 2 * n.requested:
+            strength -= 0.1
         yield Vote("fragmentation", strength, f"{format_size(n.unallocated)} was reserved but unallocated and "
                    f"{format_size(n.free)} free, together more than the {format_size(n.requested)} requested, yet no "
                    "block was large enough: the cache is fragmented.")
@@ -63,8 +66,33 @@ def other_processes(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
+    """The device had room (by the driver's figure, or by what the user saw) and still refused:
+    a cap, a driver or build limit, or an allocator bug, not the workload."""
+    n, signals = data.numbers, data.signals
+    reported_free = n.requested is not None and n.free is not None and n.requested <= n.free
+    if reported_free:
+        yield Vote("framework_bug", 0.45, f"The driver reported {format_size(n.free)} free, more than the "
+                   f"{format_size(n.requested)} requested, and the allocation still failed.")
+        yield Vote("other", 0.3, "A limit below the device's size (a memory cap, a driver or runtime limit) refused it.")
+    elif signals.free_at_failure:
+        yield Vote("framework_bug", 0.4, f'The device was far from full when it failed ("{signals.evidence["free_at_failure"]}").')
+        yield Vote("other", 0.2, "A cap or runtime limit, not the device's memory, was reached.")
+    if n.total and signals.note_gpu_capacity and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count:
+        yield Vote("framework_bug", 0.55, f"The runtime reports {format_size(n.total)} in total, far less than the "
+                   f"{format_size(signals.note_gpu_capacity)} the device has: the build or driver sees only part of it.")
+        yield Vote("other", 0.35, "The visible memory is capped below the device's (a driver, firmware or runtime setting).")
+
+
+@rule
 def memory_cap(data: RuleInput) -> Iterator[Vote]:
     n = data.numbers
+    error = data.context.error
+    if error and error.backend == "mps" and error.allowed_bytes and error.format == "pytorch_mps":
+        held = (error.allocated_bytes or 0) + max(0, (error.reserved_bytes or 0) - (error.allocated_bytes or 0))
+        if held < 0.5 * error.allowed_bytes:
+            yield Vote("other", 0.7, f"MPS refused with only {format_size(held)} in use of a {format_size(error.allowed_bytes)} "
+                       "limit: the MPS high-watermark cap (PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the workload, is what ran out.")
     if n.allowed and n.total and n.allowed < 0.9 * n.total:
         yield Vote("other", 0.55, f"set_per_process_memory_fraction caps the process at {format_size(n.allowed)} of "
                    f"{format_size(n.total)}: the cap, not the GPU, ran out.")
@@ -78,6 +106,16 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals
     if n.requested is None or signals.phase == "loading":
         return
+    if data.context.error and data.context.error.backend == "mps" and n.allowed and n.requested > n.allowed:
+        yield Vote("input_size_too_large", 0.4, f"One buffer of {format_size(n.requested)} is above Metal's per-buffer "
+                   f"cap ({format_size(n.allowed)}): a single tensor scaled with the input.")
+        return
+    if not n.capacity and n.requested >= 40 * GIB:
+        # No device has room for one tensor of tens of GiB: its size comes from the input.
+        yield Vote("input_size_too_large", 0.55, f"One tensor of {format_size(n.requested)}: more than most devices "
+                   "hold in all, so a single activation scaled with the input's size.")
+        if signals.domains & {"diffusion"}:
+            yield Vote("attention_quadratic", 0.5, "In a diffusion model such a tensor is a self-attention matrix over every pixel.")
     if signals.seq_len and n.requested % (signals.seq_len**2) == 0:
         factor = n.requested // signals.seq_len**2
         yield Vote("attention_quadratic", 0.8, f"{format_size(n.requested)} = {factor} x {signals.seq_len}² bytes: a "
@@ -85,6 +123,9 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     if not n.capacity:
         return
     share = n.requested / n.capacity
+    if _power_of_two(n.requested) and n.requested >= GIB // 4 and signals.domains & {"diffusion", "llm", "encoder"}:
+        yield Vote("attention_quadratic", 0.45, f"{format_size(n.requested)} is an exact power of two, the size of a "
+                   "square attention matrix (heads x tokens x tokens).")
     if share < 0.2:
         return
     size = format_size(n.requested)
@@ -92,11 +133,12 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     yield Vote("input_size_too_large", 0.5 if share > 1 else 0.4, f"One tensor of {size} ({lead}): a single activation "
                "this large comes from the input's size.")
     yield Vote("batch_too_large", 0.3, f"A {size} activation scales with the batch.")
-    if signals.domains & {"llm", "encoder", "diffusion"} or signals.seq_len:
+    if "diffusion" in signals.domains:
+        yield Vote("attention_quadratic", 0.6, f"A single {size} tensor in a diffusion model is a self-attention matrix over "
+                   "the latent's pixels, which grows with the resolution to the fourth power.")
+    elif signals.domains & {"llm", "encoder"} or signals.seq_len:
         yield Vote("attention_quadratic", 0.35, f"A single {size} tensor in a transformer is typically an attention "
                    "score matrix (batch x heads x seq x seq).")
-    if _power_of_two(n.requested) and n.requested >= GIB and signals.domains & {"diffusion", "llm", "encoder"}:
-        yield Vote("attention_quadratic", 0.45, f"{size} is an exact power of two, the size of a square attention matrix.")
 
 
 def _power_of_two(value: int) -> bool:

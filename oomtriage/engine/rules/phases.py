@@ -3,6 +3,7 @@ memory that grew over iterations."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from . import RuleInput, Vote, rule
@@ -24,8 +25,17 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "batch's logits on the GPU until the end unless eval_accumulation_steps is set.")
         yield Vote("large_logits", 0.35, "The accumulated logits grow with vocabulary / item count x eval set size.")
         return
-    yield Vote("missing_no_grad", 0.6, f"It failed during evaluation ({where}): without torch.no_grad() every eval "
-               "batch keeps its activations for a backward pass that never comes.")
+    n = data.numbers
+    big_request = bool(n.requested and n.capacity and n.requested > 0.1 * n.capacity)
+    if big_request:
+        yield Vote("input_size_too_large", 0.5, f"One evaluation tensor of {n.requested / n.capacity:.0%} of the device: "
+                   "evaluation inputs are often full-size where training used crops or shorter sequences.")
+    if signals.long_input:
+        yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
+    if signals.no_grad_already:
+        yield Vote("missing_no_grad", -0.7, f'It already runs without gradients ("{signals.evidence["no_grad_already"]}").')
+    yield Vote("missing_no_grad", 0.45 if big_request or signals.long_input else 0.6, f"It failed during evaluation ({where}): without "
+               "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.growth:
         yield Vote("missing_no_grad", 0.45, f'Memory grew batch after batch in evaluation ("{signals.evidence["growth"]}").')
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
@@ -33,13 +43,31 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def periodic_step(data: RuleInput) -> Iterator[Vote]:
+    """A failure right after a round step number (1000, 5000) whatever the data: the periodic
+    evaluation, sampling or logging step runs there, usually without no_grad."""
+    signals = data.signals
+    if signals.periodic_step and signals.phase in ("training", "unknown"):
+        yield Vote("missing_no_grad", 0.55, f'It fails at a round step ("{signals.evidence["periodic_step"]}"), where '
+                   "periodic evaluation, sampling or visualisation runs: without no_grad it keeps a graph for every image.")
+        yield Vote("reference_leak", 0.3, "Periodic logging that keeps tensors (images, losses) grows memory at that step too.")
+
+
+@rule
 def memory_growth(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
+    error = data.context.error
     if not signals.growth or signals.phase in ("evaluation", "data_loading", "loading"):
         return
+    if error and error.backend in ("host", "cpu"):
+        return  # host RAM that grows is the data pipeline's (rule host_memory), not the GPU's
     said = signals.evidence["growth"]
+    if signals.phase == "generation":
+        yield Vote("kv_cache_or_generation", 0.6, f'Memory grew while generating ("{said}"): the KV cache grows with every '
+                   "generated token, times the number of sequences sampled at once.")
+        return
     if data.framework == "jax":
-        yield Vote("fragmentation", 0.6, f'JAX memory ran out partway ("{said}"): XLA\'s pre-allocated BFC pool '
+        yield Vote("fragmentation", 0.4, f'JAX memory ran out partway ("{said}"): XLA\'s pre-allocated BFC pool '
                    "fragments as differently shaped arrays come and go.")
         yield Vote("reference_leak", 0.4, "Arrays kept in Python containers across the loop stay on the device.")
         return
@@ -48,11 +76,16 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "memory peaks when the largest images / longest sequences / most objects arrive.")
         yield Vote("graph_retained", 0.35, "A loss accumulated without .item() also grows memory every step.")
         yield Vote("batch_too_large", 0.3, "The batch leaves no headroom for the largest inputs.")
-    else:
+    elif signals.phase == "training" or signals.full_finetune:
         yield Vote("graph_retained", 0.55, f'Memory grew during training ("{said}"): the classic cause is a loss or '
                    "metric accumulated as a tensor (`total_loss += loss`), keeping every step's graph.")
         yield Vote("reference_leak", 0.45, "Tensors appended to lists or caches each step grow memory the same way.")
         yield Vote("input_size_too_large", 0.2, "A rare large input can also arrive late in an epoch.")
+    else:
+        # No backward pass is named: growth without training is state that accumulates (metrics, caches, lists).
+        yield Vote("reference_leak", 0.55, f'Memory grew batch after batch ("{said}") without a training step: '
+                   "state kept across batches (a metric's accumulated inputs, a cache, a list of outputs).")
+        yield Vote("graph_retained", 0.35, "Results kept with their autograd history grow memory the same way.")
 
 
 @rule
@@ -63,7 +96,7 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     note = (data.context.note or "").lower()
     resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
-    resuming = resuming or any(word in frames for word in ("torch.load", "load_opt_state", "restore", "resume"))
+    resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
     if resuming:
         yield Vote("checkpoint_loading", 0.75, f"It failed while restoring a checkpoint ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
@@ -81,15 +114,65 @@ def loading(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def data_loading(data: RuleInput) -> Iterator[Vote]:
+    signals, error = data.signals, data.context.error
+    if signals.phase != "data_loading" or (error and error.backend == "host"):
+        return  # host kills have their own rule
+    on_device = error is not None and error.backend in ("cuda", "hip", "xpu", "mps", "tpu")
+    yield Vote("dataloader_or_host", 0.35 if on_device else 0.7, f"It failed in the data pipeline ({signals.phase_source}): "
+               "worker processes, pinned (page-locked) buffers and prefetched batches live in host RAM.")
+    if on_device:
+        yield Vote("input_size_too_large", 0.3, "A batch moved to the device while loading is as large as its inputs.")
+
+
+@rule
+def model_construction(data: RuleInput) -> Iterator[Vote]:
+    """Failing while the model is still being built, before any data: the program itself holds
+    almost nothing yet, so the memory is someone else's (or on a device it did not mean to use)."""
+    signals, n = data.signals, data.numbers
+    if not signals.construction:
+        return
+    if signals.param_count and n.capacity and 4 * signals.param_count > 0.5 * n.capacity:
+        return  # a model that big can fill the device on its own (rule inference_weights)
+    yield Vote("other_process_or_device", 0.6, f'It failed while the model was built ("{signals.evidence["construction"]}"), '
+               "before any batch: the program held almost nothing, so the memory was taken by another process or device.")
+
+
+@rule
+def diffusion_training(data: RuleInput) -> Iterator[Vote]:
+    """Training a diffusion U-Net: self-attention over the latent's pixels is the largest activation
+    (memory-efficient attention is the first lever), and a full fine-tune of a ~1B-parameter U-Net
+    needs ~16 B per parameter in states, more than a small card holds."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if "diffusion" not in signals.domains or signals.phase != "training":
+        return
+    yield Vote("attention_quadratic", 0.45, "Diffusion training runs self-attention over every latent pixel; without "
+               "memory-efficient attention (SDPA, xformers) its score matrices dominate the activations.")
+    if capacity and capacity < 12 * 10**9 and not signals.lora:
+        yield Vote("model_too_large", 0.4 + (0.25 if signals.immediate else 0.0),
+                   f"A full fine-tune of a diffusion U-Net needs ~14 GB of weights, gradients and Adam states: more than "
+                   f"this {capacity / 10**9:.0f} GB card{' (it failed at once)' if signals.immediate else ''}.")
+
+
+@rule
 def generation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
+    if "diffusion" in signals.domains and signals.phase in ("generation", "evaluation", "unknown"):
+        yield Vote("attention_quadratic", 0.55, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
+                   "the latent: the attention matrix grows with resolution to the fourth power.")
+        return
     if signals.phase != "generation" or signals.serving_engine:
         return
     if "diffusion" in signals.domains:
         yield Vote("attention_quadratic", 0.6, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
         return
-    if "llm" in signals.domains or "generat" in (signals.phase_source or "") or "beam" in (data.context.note or ""):
+    note = data.context.note or ""
+    many = re.search(r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?\b|\b\d+ (?:samples|sequences|completions)", note, re.IGNORECASE)
+    if many:
+        yield Vote("kv_cache_or_generation", 0.6, f'Many sequences are generated at once ("{many.group(0)}"): the KV cache '
+                   "is kept for every one of them.")
+    if "llm" in signals.domains or "generat" in (signals.phase_source or "") or "sampl" in (signals.phase_source or ""):
         yield Vote("kv_cache_or_generation", 0.5, f"It failed while generating ({signals.phase_source}): the KV cache "
                    "grows with batch x (prompt + generated) tokens x layers.")
     else:

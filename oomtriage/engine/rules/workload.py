@@ -17,8 +17,8 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if not params or not capacity or signals.phase in ("generation", "loading"):
         return
     training = signals.full_finetune or signals.phase in ("training", "optimizer_setup")
-    if not training:
-        return
+    if not training or signals.lora:
+        return  # adapters train a sliver of the parameters: the frozen weights need no gradients or moments
     gpus = max(1, signals.gpu_count or 1)
     full = 16 * params
     stage = signals.zero_stage
@@ -53,7 +53,15 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
     params = signals.param_count
     if not params or not capacity or signals.full_finetune or signals.phase in ("training", "optimizer_setup"):
         return
+    if signals.weight_bytes is not None and signals.weight_bytes < 2:
+        stored = signals.weight_bytes * params
+        if stored > 0.8 * capacity:
+            yield Vote("model_too_large", 0.75, f"Even quantized ({signals.weight_bytes:g} B/weight) the weights take "
+                       f"{format_size(int(stored))} of {format_size(capacity)}.")
+        return
     fp32, half = 4 * params, 2 * params
+    if signals.serving_engine and not half > 0.8 * capacity:
+        return  # serving engines load half-precision weights by default: their KV cache is the variable part
     if half > 0.8 * capacity:
         yield Vote("model_too_large", 0.8, f"Even in fp16 the weights take {format_size(int(half))} of {format_size(capacity)}.")
     elif fp32 > 0.9 * capacity and not signals.low_precision:
@@ -87,15 +95,56 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
 def stated_batch(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
     shape = error.tensor_shape if error else None
+    where = signals.evidence.get("batch_size", "the note")
+    where = where if where.startswith("the command line") else "the note"
     if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
-                   f"({signals.batch_size}) given in the note.")
+                   f"({signals.batch_size}) from {where}.")
     elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help:
-        yield Vote("batch_too_large", 0.3, f"The note gives a batch size of {signals.batch_size}.")
+        yield Vote("batch_too_large", 0.45 if signals.batch_size >= 16 else 0.3,
+                   f"{where[0].upper() + where[1:]} gives a batch size of {signals.batch_size}.")
     if signals.batch_no_help:
         yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
         for cause in ("missing_no_grad", "reference_leak", "graph_retained"):
             yield Vote(cause, 0.3, "Memory that a smaller batch cannot fix is memory kept from earlier batches.")
+
+
+@rule
+def logits_of_every_token(data: RuleInput) -> Iterator[Vote]:
+    """Scoring text (prompt log-probabilities, perplexity) or a long prefill computes logits for every
+    prompt token, not just the last one: prompt length x vocabulary x 4 bytes in one tensor."""
+    signals, n = data.signals, data.numbers
+    if signals.logprobs:
+        yield Vote("large_logits", 0.65, f'Log-probabilities of the prompt are asked for ("{signals.evidence["logprobs"]}"): '
+                   "logits over the whole vocabulary are materialised for every prompt token.")
+    elif ("llm" in signals.domains or signals.serving_engine) and signals.phase == "generation" and n.requested and \
+            (signals.seq_len or 0) >= 4096 and n.capacity and n.requested > 0.25 * n.capacity:
+        yield Vote("large_logits", 0.55, f"One {format_size(n.requested)} tensor while prefilling {signals.seq_len} tokens: "
+                   "the prompt's logits (tokens x vocabulary), which attention kernels never allocate at that size.")
+
+
+@rule
+def smaller_inputs_did_not_help(data: RuleInput) -> Iterator[Vote]:
+    """Smaller inputs did not help: the memory is not in activations but in model states."""
+    signals = data.signals
+    if not signals.input_no_help:
+        return
+    said = signals.evidence["input_no_help"]
+    yield Vote("input_size_too_large", -0.5, f'Smaller inputs did not help ("{said}").')
+    if signals.phase in ("training", "unknown") or signals.full_finetune:
+        yield Vote("optimizer_state", 0.45, "What inputs cannot change in training is the model states: weights, "
+                   "gradients and the optimizer's moments (Adam: 8 bytes per parameter).")
+        yield Vote("model_too_large", 0.35, "The weights and gradients alone may already fill the device.")
+
+
+@rule
+def large_inputs(data: RuleInput) -> Iterator[Vote]:
+    signals = data.signals
+    if signals.long_input and not signals.input_no_help and signals.phase != "evaluation":
+        yield Vote("input_size_too_large", 0.55, f'The inputs are large ("{signals.evidence["long_input"]}"): every '
+                   "activation scales with their length or resolution.")
+        if signals.domains & {"encoder", "llm"}:
+            yield Vote("attention_quadratic", 0.3, "In a transformer, attention over a long input grows with its square.")
 
 
 @rule
@@ -107,16 +156,38 @@ def long_sequences(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.45, f"A sequence length of {signals.seq_len} scales every activation.")
 
 
+# Base rates: how often each cause is behind an OOM of this framework in this phase, when nothing
+# more specific is known. Weak on purpose (every rule with evidence outweighs them), but they give
+# a report the usual suspects in a sensible order.
+_PRIORS: dict[tuple[str, str], list[tuple[str, float]]] = {
+    ("pytorch", "training"): [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("graph_retained", 0.1),
+                              ("full_precision", 0.1)],
+    ("pytorch", "evaluation"): [("batch_too_large", 0.2), ("input_size_too_large", 0.2), ("reference_leak", 0.1)],
+    ("pytorch", "generation"): [("kv_cache_or_generation", 0.3), ("model_too_large", 0.2), ("batch_too_large", 0.15)],
+    ("pytorch", "loading"): [("checkpoint_loading", 0.3), ("model_too_large", 0.3), ("full_precision", 0.1)],
+    ("pytorch", "unknown"): [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("full_precision", 0.12),
+                             ("graph_retained", 0.1)],
+    ("tensorflow", "*"): [("batch_too_large", 0.45), ("input_size_too_large", 0.2), ("other_process_or_device", 0.15)],
+    ("jax", "*"): [("batch_too_large", 0.25), ("input_size_too_large", 0.2), ("other_process_or_device", 0.15),
+                   ("fragmentation", 0.12)],
+    ("tpu", "*"): [("batch_too_large", 0.3), ("model_too_large", 0.25), ("input_size_too_large", 0.15)],
+    ("llama.cpp", "*"): [("kv_cache_or_generation", 0.4), ("model_too_large", 0.35), ("framework_bug", 0.15)],
+    ("onnxruntime", "*"): [("input_size_too_large", 0.35), ("batch_too_large", 0.25), ("attention_quadratic", 0.2)],
+    ("other", "*"): [("batch_too_large", 0.2), ("input_size_too_large", 0.2), ("framework_bug", 0.15)],
+}
+
+
+def priors_for(framework: str, phase: str, tpu: bool = False) -> list[tuple[str, float]]:
+    if tpu:
+        return _PRIORS[("tpu", "*")]
+    key = framework if framework in ("pytorch", "tensorflow", "jax", "llama.cpp", "onnxruntime", "other") else "pytorch"
+    return _PRIORS.get((key, phase)) or _PRIORS.get((key, "*")) or _PRIORS[("pytorch", "unknown")]
+
+
 @rule
 def framework_priors(data: RuleInput) -> Iterator[Vote]:
-    """Weak base rates, so a report always ranks the usual suspects for its framework."""
+    """Weak base rates by framework and phase, so a report always ranks the usual suspects."""
     framework = data.framework
-    priors = {
-        "tensorflow": [("batch_too_large", 0.45), ("input_size_too_large", 0.2), ("other_process_or_device", 0.15)],
-        "jax": [("fragmentation", 0.25), ("batch_too_large", 0.25), ("other_process_or_device", 0.2)],
-        "llama.cpp": [("kv_cache_or_generation", 0.4), ("model_too_large", 0.35), ("framework_bug", 0.15)],
-        "onnxruntime": [("input_size_too_large", 0.35), ("batch_too_large", 0.25), ("attention_quadratic", 0.2)],
-    }.get(framework, [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("full_precision", 0.12),
-                      ("graph_retained", 0.1)])
-    for cause, weight in priors:
-        yield Vote(cause, weight, f"A common cause of {framework if framework != 'unknown' else 'GPU'} OOMs (base rate).")
+    for cause, weight in priors_for(framework, data.signals.phase, data.signals.tpu):
+        yield Vote(cause, weight, f"A common cause of {framework if framework != 'unknown' else 'GPU'} OOMs "
+                   f"{'in ' + data.signals.phase + ' ' if data.signals.phase != 'unknown' else ''}(base rate).")

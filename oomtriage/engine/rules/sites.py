@@ -1,0 +1,65 @@
+"""Rules on the allocation site: which frame or op asked for the memory that was refused. The
+innermost meaningful frame (dispatch machinery and oomtriage's own simulator frames skipped) names
+the mechanism: optimizer state creation, attention scores, logits over a vocabulary, a
+convolution's workspace, a collective's buffers, a pairwise matrix."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ..signals import meaningful_frames
+from . import RuleInput, Vote, rule
+
+# (cause, weight, pattern over "function code filename" of a frame, what it means)
+_SITES: list[tuple[str, float, str, str]] = [
+    ("optimizer_state", 0.6, r"exp_avg(?:_sq)?|_init_group|\bstate\[['\"](?:exp_avg|momentum_buffer)|fused_adam|_multi_tensor_adam|"
+                             r"zeros_like\(p|optim/\w+\.py|optimizer\.step\(|_init_optimizer_states|init_fn.*(?:adam|opt)",
+     "the optimizer creating or updating its per-parameter state (Adam: two fp32 tensors per parameter)"),
+    ("large_logits", 0.65, r"log_softmax|cross_entropy|CrossEntropyLoss|\blm_head\b|compute_logits|_get_logits|logits_processor|"
+                           r"gather_logits|logprob|\blogits\s*=|\.logits\b|nll_loss",
+     "the output layer: logits over the vocabulary (batch x tokens x vocabulary, in fp32 for the loss)"),
+    ("attention_quadratic", 0.55, r"\bsoftmax\b.*(?:attn|attention|scores?|qk)|(?:attn|attention)_(?:weights|scores|probs)|"
+                                  r"baddbmm|_attn\(|self_attn|Attention\.forward|attention\.py|scores\s*=.*matmul",
+     "attention scores: a sequence x sequence matrix per head"),
+    ("distributed_replication", 0.65, r"all_gather_object|broadcast_object_list|gather_object|scatter_object_list|"
+                                      r"_object_to_tensor|all_gather\(",
+     "a collective that gathers every rank's data onto each GPU"),
+    ("kv_cache_or_generation", 0.5, r"past_key_values|kv_cache|key_cache|cache_engine|_allocate_kv_cache|profile_run|"
+                                    r"determine_num_available_blocks|\.generate\(|generation/utils\.py",
+     "the KV cache or the generation loop"),
+    ("cudnn_or_workspace", 0.3, r"_conv_forward|conv[123]d\(|F\.conv|cudnn_convolution|convolution_backward",
+     "a convolution: cuDNN's algorithms take a workspace on top of the output"),
+    ("checkpoint_loading", 0.55, r"torch\.load\(|load_state_dict\(|_load_from_state_dict|safe_open|load_checkpoint|"
+                                 r"from_pretrained\(|\brestore_\w+\(",
+     "loading saved weights or optimizer state"),
+]
+_FUSED_ATTENTION = re.compile(r"scaled_dot_product_attention|flash_attn|memory_efficient_attention|xformers")
+_PAIRWISE = re.compile(r"zeros\(\s*\(\s*(\w+)\s*,\s*\1\s*\)|ones\(\s*\(\s*(\w+)\s*,\s*\2\s*\)|empty\(\s*\(\s*(\w+)\s*,\s*\3\s*\)|"
+                       r"\bcdist\(|\bpdist\(|@\s*\w+\.T\b|\bouter\(|\[:, *None\].*\[None")
+
+
+@rule
+def allocation_site(data: RuleInput) -> Iterator[Vote]:
+    frames = meaningful_frames(data.context)[:6]
+    if not frames:
+        return
+    seen: set[str] = set()
+    for depth, frame in enumerate(frames):
+        text = f"{frame.function or ''} {frame.code or ''} {frame.filename or ''}"
+        shown = (frame.code or frame.function or frame.filename or "").strip()[:90]
+        if depth == 0 and _FUSED_ATTENTION.search(text):
+            yield Vote("attention_quadratic", -0.5, f"It failed inside fused attention (`{shown}`), which never "
+                       "materialises the score matrix.")
+            yield Vote("input_size_too_large", 0.35, "Fused attention's memory still grows with batch x sequence length.")
+            seen.add("attention_quadratic")
+        if depth == 0 and frame.is_user and frame.code and _PAIRWISE.search(frame.code):
+            yield Vote("input_size_too_large", 0.6, f"`{shown}` builds a pairwise (N x N) matrix: its size is the "
+                       "square of the input's.")
+        for cause, weight, pattern, meaning in _SITES:
+            if cause in seen or not re.search(pattern, text):
+                continue
+            seen.add(cause)
+            # The innermost frames are the allocation site; outer ones only say what was running.
+            scale = 1.0 if depth == 0 else 0.8 if depth < 3 else 0.55
+            yield Vote(cause, round(weight * scale, 3), f"The memory was requested by {meaning} (`{shown}`).")
