@@ -111,7 +111,8 @@ def algorithm_search(data: RuleInput) -> Iterator[Vote]:
     """cuDNN autotuning (TF/XLA's algorithm search, MXNet's autotune, torch's cudnn.benchmark) tries
     algorithms whose workspaces need free memory on top of the model's."""
     error = data.context.error
-    text = f"{error.raw_message if error else ''} {data.context.note or ''}"
+    excerpt = data.context.excerpt.text if data.context.excerpt else ""
+    text = f"{error.raw_message if error else ''} {excerpt[-2000:]} {data.context.note or ''}"
     if re.search(r"autotun\w*|algorithm (?:search|selection)|convolution algorithm|cudnn[._ ]benchmark|%cudnn|"
                  r"All algorithms tried|No algorithm worked|(?:cudnn|cublas|conv\w*) workspace|workspace (?:size|limit)", text, re.IGNORECASE):
         yield Vote("cudnn_or_workspace", 0.7, "The failure came from cuDNN's algorithm search: each candidate "

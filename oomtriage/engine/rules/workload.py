@@ -95,14 +95,14 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
 def stated_batch(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
     shape = error.tensor_shape if error else None
-    where = signals.evidence.get("batch_size", "the note")
-    where = where if where.startswith("the command line") else "the note"
+    said = signals.evidence.get("batch_size", "the note")
+    where = f"the command line ({said.split(': ', 1)[-1][:80]})" if said.startswith("the command line") else "the note"
     if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
                    f"({signals.batch_size}) from {where}.")
     elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help:
         yield Vote("batch_too_large", 0.45 if signals.batch_size >= 16 else 0.3,
-                   f"{where[0].upper() + where[1:]} gives a batch size of {signals.batch_size}.")
+                   f"The batch size is {signals.batch_size}, from {where}.")
     if signals.batch_no_help:
         yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
         for cause in ("missing_no_grad", "reference_leak", "graph_retained"):

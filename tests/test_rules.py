@@ -1,0 +1,479 @@
+"""One test per rule of the engine, each on a synthetic input written from the mechanism the rule
+states (never copied from a real case), plus the note signals in several wordings a user would
+type. Each test fails if its rule is removed or stops firing."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomtriage.api import analyze_inputs
+from oomtriage.context import build_context
+from oomtriage.engine import read_signals
+from oomtriage.models import Cause
+
+GIB_MSG = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {req}. GPU 0 has a total capacity of {total} "
+           "of which {free} is free. Of the allocated memory {alloc} is allocated by PyTorch, and {unalloc} is reserved "
+           "by PyTorch but unallocated.")
+
+
+def sentence(req="512.00 MiB", total="23.65 GiB", free="100.00 MiB", alloc="22.00 GiB", unalloc="200.00 MiB") -> str:
+    return GIB_MSG.format(req=req, total=total, free=free, alloc=alloc, unalloc=unalloc)
+
+
+def ranked(text: str, note: str | None = None) -> list[Cause]:
+    return analyze_inputs([], text=text, note=note).causes
+
+
+def ids(text: str, note: str | None = None) -> list[str]:
+    return [cause.id for cause in ranked(text, note)]
+
+
+def evidence_of(text: str, note: str | None, cause_id: str) -> str:
+    return " ".join(next(cause.evidence for cause in ranked(text, note) if cause.id == cause_id))
+
+
+TRACE = '''Traceback (most recent call last):
+  File "run.py", line 40, in <module>
+    main()
+  File "run.py", line 31, in {function}
+    {code}
+{message}'''
+
+
+def trace(function: str, code: str, message: str | None = None) -> str:
+    return TRACE.format(function=function, code=code, message=message or sentence())
+
+
+# --- the allocator's figures -------------------------------------------------------------------
+
+def test_fragmentation_scales_with_the_unused_cache_share():
+    big = sentence(req="2.00 GiB", free="500.00 MiB", alloc="12.00 GiB", unalloc="9.00 GiB")
+    sliver = sentence(req="600.00 MiB", free="500.00 MiB", alloc="22.00 GiB", unalloc="300.00 MiB")
+    assert ids(big)[0] == "fragmentation"
+    assert "fragmentation" not in ids(sliver)[:1]
+
+
+def test_other_processes_holding_the_card_lead():
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB "
+            "of which 10.00 MiB is free. Process 4242 has 21.00 GiB memory in use. Process 777 has 2.40 GiB memory in use. "
+            "Of the allocated memory 2.10 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.")
+    assert ids(text)[0] == "other_process_or_device"
+
+
+def test_a_request_the_driver_had_room_for_is_not_the_workload():
+    text = sentence(req="1.00 GiB", free="12.00 GiB", alloc="0 bytes", unalloc="0 bytes")
+    assert "framework_bug" in ids(text)[:2]
+
+
+def test_runtime_seeing_less_memory_than_the_device_has():
+    text = sentence(req="8.00 GiB", total="15.00 GiB", free="14.90 GiB", alloc="0 bytes", unalloc="0 bytes")
+    assert ids(text, "an APU with 64 GB of VRAM assigned; every allocation above about 15 GB fails")[0] == "framework_bug"
+
+
+def test_single_request_larger_than_any_card_is_the_input():
+    assert ids("RuntimeError: CUDA out of memory. Tried to allocate 300.00 GiB", "a custom op on my data")[0] == "input_size_too_large"
+
+
+def test_power_of_two_request_in_a_transformer_is_attention():
+    text = sentence(req="4.00 GiB", total="39.39 GiB", free="1.00 GiB", alloc="33.00 GiB", unalloc="1.00 GiB")
+    assert ids(text, "fine-tuning a BERT encoder")[0] == "attention_quadratic"
+
+
+def test_mps_watermark_cap():
+    text = ("RuntimeError: MPS backend out of memory (MPS allocated: 10.00 MB, other allocations: 0 bytes, max allowed: 2.00 GB). "
+            "Tried to allocate 1.00 MB on private pool.")
+    assert ids(text)[0] == "other"
+
+
+# --- the allocation site -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function, code, expected", [
+    ("loss_fn", "loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))", "large_logits"),
+    ("step", "exp_avg_sq = torch.zeros_like(p, memory_format=torch.preserve_format)", "optimizer_state"),
+    ("merge", "torch.distributed.all_gather_object(gathered, local_results)", "distributed_replication"),
+    ("forward", "attn_weights = torch.softmax(scores / scale, dim=-1)", "attention_quadratic"),
+    ("distances", "d = torch.zeros((n_points, n_points), device='cuda')", "input_size_too_large"),
+])
+def test_allocation_site_names_the_mechanism(function, code, expected):
+    assert ids(trace(function, code))[0] == expected
+
+
+def test_fused_attention_is_not_blamed_for_a_score_matrix():
+    text = trace("forward", "y = F.scaled_dot_product_attention(q, k, v, is_causal=True)")
+    assert "attention_quadratic" not in ids(text)[:3]
+
+
+def test_simulator_frames_do_not_hide_the_failing_op():
+    text = '''Traceback (most recent call last):
+  File "train.py", line 20, in <module>
+    loss = F.log_softmax(logits, dim=-1)
+  File "/usr/lib/python3/site-packages/torch/overrides.py", line 1720, in handle_torch_function
+    result = mode.__torch_function__(public_api, types, args, kwargs)
+  File "/x/oomtriage/simulate/tracker.py", line 50, in __torch_function__
+    return func(*args, **kwargs)
+''' + sentence()
+    assert ids(text)[0] == "large_logits"
+
+
+def test_only_executed_lines_are_code_evidence(tmp_path, monkeypatch):
+    script = tmp_path / "model.py"
+    script.write_text("def forward(q, k, v, fused):\n"
+                      "    if fused:\n"
+                      "        return F.scaled_dot_product_attention(q, k, v)\n"
+                      "    else:\n"
+                      "        att = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n"
+                      "        return att @ v\n")
+    monkeypatch.chdir(tmp_path)
+    text = f'''Traceback (most recent call last):
+  File "{script}", line 3, in forward
+    return F.scaled_dot_product_attention(q, k, v)
+''' + sentence()
+    context = build_context([], text=text)
+    assert context.stack.frames[0].source_context, "the source was read"
+    assert "attention_quadratic" not in ids(text)[:2]
+
+
+def test_accumulated_loss_in_the_loop_is_graph_retained(tmp_path, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text("total = 0\n"
+                      "for x, y in loader:\n"
+                      "    loss = crit(model(x), y)\n"
+                      "    total += loss\n"
+                      "    loss.backward()\n")
+    monkeypatch.chdir(tmp_path)
+    text = f'''Traceback (most recent call last):
+  File "{script}", line 5, in <module>
+    loss.backward()
+''' + sentence()
+    assert ids(text, "it fails")[0] == "graph_retained"
+    assert "accumulates a tensor" in evidence_of(text, "it fails", "graph_retained")
+
+
+# --- phase and timing ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "it crashes during validation",
+    "the eval loop runs out of memory",
+    "training is fine but evaluating on the test set fails",
+    "OOM while running predictions with predict.py",
+])
+def test_evaluation_without_no_grad(note):
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "missing_no_grad"
+
+
+def test_evaluation_already_under_no_grad_is_not_missing_no_grad():
+    assert ids("RuntimeError: CUDA error: out of memory", "inference is already wrapped in torch.no_grad() and it fails")[0] != "missing_no_grad"
+
+
+@pytest.mark.parametrize("note", [
+    "memory usage keeps increasing every iteration until it crashes",
+    "it trains for a few epochs, then runs out of memory; nvidia-smi shows usage creeping up",
+    "GPU memory grows with each step during training and finally OOMs",
+])
+def test_growth_during_training_is_a_kept_graph_or_reference(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] in ("graph_retained", "reference_leak")
+
+
+def test_growth_while_generating_is_the_kv_cache():
+    assert ids("RuntimeError: CUDA out of memory.", "generating long outputs; memory keeps rising with each token until it fails")[0] \
+        == "kv_cache_or_generation"
+
+
+@pytest.mark.parametrize("note", [
+    "resuming from my last checkpoint fails with OOM",
+    "when I restore the saved model and optimizer it runs out of memory",
+    "reloading a checkpoint to continue training crashes",
+])
+def test_resume_is_checkpoint_loading(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "checkpoint_loading"
+
+
+def test_failure_in_the_data_pipeline_is_host_memory():
+    assert ids("RuntimeError: Caught RuntimeError in pin memory thread for device 0.", "it dies while iterating the dataloader")[0] \
+        == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", [
+    "it fails while constructing the model, before any batch is loaded",
+    "crashes when building the network layers, before any data",
+])
+def test_failing_while_the_model_is_built_means_someone_else_holds_the_card(note):
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "other_process_or_device"
+
+
+def test_periodic_step_without_no_grad():
+    assert ids("RuntimeError: CUDA out of memory.", "training always crashes right after iteration 2000, whatever the dataset")[0] \
+        == "missing_no_grad"
+
+
+def test_optimizer_setup():
+    assert ids("RuntimeError: CUDA out of memory.", "it fails while creating the optimizer, before the first step")[0] == "optimizer_state"
+
+
+def test_diffusion_training_on_a_small_card():
+    causes = ids("RuntimeError: CUDA out of memory.", "full DreamBooth fine-tuning of a Stable Diffusion model on an 8 GB card "
+                                                      "fails as soon as training begins")
+    assert causes[0] == "model_too_large" and "attention_quadratic" in causes[:3]
+
+
+def test_many_sequences_generated_at_once():
+    assert ids("RuntimeError: CUDA out of memory.", "sampling with num_return_sequences=64 fails during generation")[0] == "kv_cache_or_generation"
+
+
+# --- the workload ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "full fine-tuning a 13B model on one 40 GB A100",
+    "pre-training a 7B LLM from scratch on a single 24 GB GPU",
+])
+def test_model_states_against_the_card(note):
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] in ("model_too_large", "optimizer_state")
+
+
+def test_fp32_weights_that_would_fit_in_half():
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", "running chat inference with a 7B model on a 24 GB GPU")[0] == "full_precision"
+
+
+def test_quantized_weights_are_counted_at_their_size():
+    causes = ids("torch.OutOfMemoryError: CUDA out of memory.", "chat inference with a 4-bit 7B model on a 24 GB GPU")
+    assert causes[0] != "full_precision"
+
+
+def test_vocabulary_logits():
+    assert ids("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[2048,250000]")[0] \
+        == "large_logits"
+
+
+def test_prompt_logprobs_materialise_every_tokens_logits():
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", "our vLLM server returns prompt log probabilities for scoring; "
+                                                            "under load it crashes")[0] == "large_logits"
+
+
+@pytest.mark.parametrize("note", [
+    "batch size 64 on a 12 GB card",
+    "running with --batch-size 128",
+    "per-device batch size of 32",
+])
+def test_stated_batch(note):
+    assert ids("RuntimeError: CUDA out of memory.", f"training a CNN, {note}; it fails at the first step")[0] == "batch_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "lowering the batch size did not help",
+    "even with batch size 1 it still fails",
+    "I reduced the batch to 2 but got the same error",
+])
+def test_a_batch_that_did_not_help_is_not_the_batch(note):
+    assert "batch_too_large" not in ids("RuntimeError: CUDA out of memory.", f"training fails; {note}")[:1]
+
+
+@pytest.mark.parametrize("note", [
+    "smaller images did not help",
+    "I tried smaller pictures and it still fails",
+])
+def test_smaller_inputs_that_did_not_help_point_at_model_states(note):
+    causes = ids("RuntimeError: CUDA out of memory.", f"fine-tuning the model on a 24 GB card runs out of memory; {note}")
+    assert causes[0] in ("optimizer_state", "model_too_large")
+
+
+@pytest.mark.parametrize("note", [
+    "transcribing a 2-hour recording fails",
+    "it works on small images but not on larger images",
+    "segmenting 4000x4000 satellite tiles crashes",
+])
+def test_large_inputs(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_long_sequences_in_a_transformer():
+    causes = ids("RuntimeError: CUDA out of memory.", "training a GPT model with seq len 16384 fails")
+    assert {"attention_quadratic", "input_size_too_large"} <= set(causes[:3])
+
+
+# --- the framework and the environment ----------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "it worked fine on version 2.1 but fails after upgrading to 2.3",
+    "downgrading the library to the previous release makes it work again",
+    "this regressed since the latest commit",
+])
+def test_version_change_is_a_framework_bug(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", [
+    "another process is using the same GPU",
+    "the card is shared with other users' jobs",
+    "starting a second copy of the script on the same card fails",
+])
+def test_other_process_in_the_note(note):
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "other_process_or_device"
+
+
+def test_tensorflow_beside_another_framework():
+    assert ids("failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED",
+               "a JAX training script that reads its data with tensorflow_datasets")[0] == "other_process_or_device"
+
+
+def test_tensorflow_reservation_refused_at_start():
+    text = ("2024-01-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:800] failed to allocate 10.50G "
+            "(11274289152 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+    assert ids(text)[0] == "other_process_or_device"
+
+
+def test_algorithm_search_is_a_workspace_failure():
+    assert ids("RuntimeError: Failed to determine best cudnn convolution algorithm for: %cudnn-conv = (f32[8,64,64,16])")[0] \
+        == "cudnn_or_workspace"
+
+
+def test_library_handle_failure():
+    assert ids("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")[0] == "cudnn_or_workspace"
+
+
+def test_nccl_buffers():
+    assert "cudnn_or_workspace" in ids("NCCL WARN Cuda failure 'out of memory'")[:2]
+
+
+def test_serving_engine_reservation_at_start():
+    assert ids("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`")[0] \
+        == "kv_cache_or_generation"
+
+
+def test_cpu_mode_but_gpu_oom():
+    assert ids("RuntimeError: CUDA error: out of memory", "I run it in cpu mode (--device cpu) on a box whose GPU I do not use")[0] \
+        == "other_process_or_device"
+
+
+def test_host_kill_is_host_memory():
+    assert ids("RuntimeError: DataLoader worker (pid 123) is killed by signal: Killed.")[0] == "dataloader_or_host"
+
+
+def test_jax_growth_in_one_process_can_be_its_pool():
+    assert "fragmentation" in ids("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.00GiB.",
+                                  "a loop over many inputs of varying shapes in one process fails partway")[:3]
+
+
+def test_base_rates_follow_framework_and_phase():
+    assert ids("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM")[0] == "batch_too_large"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", "it fails while loading the weights")[0] in ("model_too_large", "checkpoint_loading")
+
+
+def test_batch_from_the_command_line_says_so():
+    context = build_context([], text="RuntimeError: CUDA out of memory.", note=None)
+    from oomtriage.models import RuntimeInfo
+
+    context.runtime = RuntimeInfo(argv=["train.py", "--batch-size", "256"], steps_completed=0)
+    signals = read_signals(context)
+    assert signals.batch_size == 256 and signals.evidence["batch_size"].startswith("the command line")
+    from oomtriage.engine import triage
+
+    evidence = " ".join(next(cause.evidence for cause in triage(context).causes if cause.id == "batch_too_large"))
+    assert "command line" in evidence and "the note" not in evidence
+
+
+# --- suspected OOMs ------------------------------------------------------------------------------------
+
+def test_cut_traceback_is_suspected_and_ranked():
+    text = '''Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    validate(model)
+  File "train.py", line 5, in validate
+    out = model(batch)
+[...]'''
+    report = analyze_inputs([], text=text)
+    assert report.suspected and not report.detected and report.causes[0].id == "missing_no_grad"
+
+
+def test_a_non_memory_exception_is_not_suspected():
+    text = '''Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    x = cfg["lr"]
+KeyError: 'lr'
+'''
+    report = analyze_inputs([], text=text, note="the run crashes")
+    assert not report.suspected and not report.causes
+
+
+def test_note_alone_that_says_the_run_died():
+    report = analyze_inputs([], text="epoch 3 loss 0.41\n", note="training runs out of GPU memory after a few epochs")
+    assert report.suspected and report.causes
+
+
+def test_nothing_to_rank():
+    report = analyze_inputs([], text="epoch 3 loss 0.41\nepoch 4 loss 0.39\n")
+    assert not report.suspected and not report.detected and not report.causes
+
+
+def test_repeated_work_in_one_process_fragments_the_cache():
+    note = "each fit() works on its own, but the second call in a loop fails"
+    assert "fragmentation" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+    assert "repeated work" in evidence_of("RuntimeError: CUDA out of memory.", note, "fragmentation")
+
+
+def test_loading_fresh_weights_is_the_model():
+    note = "it fails while loading the pretrained weights"
+    assert "weights were loaded" in evidence_of("torch.OutOfMemoryError: CUDA out of memory.", note, "model_too_large")
+
+
+def test_generating_with_an_llm_is_the_kv_cache():
+    note = "the llama model fails while generating the answer"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "kv_cache_or_generation"
+    assert "KV cache grows" in evidence_of("torch.OutOfMemoryError: CUDA out of memory.", note, "kv_cache_or_generation")
+
+
+def test_failing_at_once_points_at_the_configuration():
+    note = "training crashes immediately at the first step"
+    assert "failed at once" in evidence_of("torch.OutOfMemoryError: CUDA out of memory.", note, "batch_too_large")
+
+
+def test_second_process_of_a_preallocating_framework():
+    text = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.00GiB."
+    note = "the script works alone, but a second copy started beside it fails"
+    assert ids(text, note)[0] == "other_process_or_device"
+    assert "pre-allocates" in evidence_of(text, note, "other_process_or_device")
+
+
+def test_autotuning_named_in_the_message():
+    text = "mxnet.base.MXNetError: autotune of the convolution failed: CUDA out of memory error"
+    assert "algorithm search" in evidence_of(text, None, "cudnn_or_workspace")
+
+
+def _live(note: str, **runtime):
+    from oomtriage.engine import triage
+    from oomtriage.models import RuntimeInfo
+
+    context = build_context([], text="torch.OutOfMemoryError: CUDA out of memory.", note=note)
+    context.runtime = RuntimeInfo(**runtime)
+    return triage(context).causes
+
+
+def test_live_autograd_state_in_evaluation():
+    assert _live("fails during validation", grad_enabled=True)[0].id == "missing_no_grad"
+    assert "missing_no_grad" not in [cause.id for cause in _live("fails during validation", grad_enabled=False)][:1]
+
+
+def test_live_fp32_memory_without_autocast():
+    causes = _live("it fails in training", dtype_shares={"float32": 0.99}, autocast_enabled=False, argv=["t.py", "--batch-size", "4"])
+    assert "float32" in " ".join(next(cause.evidence for cause in causes if cause.id == "full_precision"))
+
+
+def test_live_large_batch_that_failed_at_once():
+    causes = _live("it fails in training", argv=["t.py", "--batch-size", "512"], steps_completed=0)
+    assert causes[0].id == "batch_too_large" and any("512" in item for item in causes[0].evidence)
+
+
+def test_allocator_retries_in_memory_stats(tmp_path):
+    import json
+
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"allocated_bytes.all.current": 10 * 2**30, "reserved_bytes.all.current": 20 * 2**30,
+                                 "num_alloc_retries": 9, "num_ooms": 1}))
+    report = analyze_inputs([stats], text=sentence(req="2.00 GiB", free="500.00 MiB", alloc="10.00 GiB", unalloc="10.00 GiB"))
+    assert "num_alloc_retries" in " ".join(next(cause.evidence for cause in report.causes if cause.id == "fragmentation"))
+
+
+def test_live_small_batch_counts_against_the_batch():
+    causes = _live("it fails in training", argv=["t.py", "--batch-size", "2"], steps_completed=5)
+    batch = next((cause for cause in causes if cause.id == "batch_too_large"), None)
+    assert batch is None or any("already 2" in item for item in batch.evidence)
+    assert "batch_too_large" not in [cause.id for cause in causes][:1]
