@@ -59,10 +59,11 @@ class Engine(str, Enum):
     auto = "auto"
 
 
-ENGINE = typer.Option(None, "--engine", help="rules, llm or auto (the LLM when one is configured).", case_sensitive=False)
+ENGINE = typer.Option(None, "--engine", help="rules (default), llm, or auto (the LLM when oomtriage's own endpoint "
+                      "setting is there: --base-url, OOMTRIAGE_BASE_URL/OOMTRIAGE_API_KEY or the config file).", case_sensitive=False)
 BASE_URL = typer.Option(None, "--base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (Ollama, vLLM, llama.cpp, LM Studio).")
 MODEL = typer.Option(None, "--model", help="Model name (default: $OOMTRIAGE_MODEL, gpt-4o-mini on OpenAI).")
-OFFLINE = typer.Option(False, "--offline", help="Refuse any endpoint that is not on this machine.")
+OFFLINE = typer.Option(False, "--offline", help="Refuse any endpoint that is not on this machine (also OOMTRIAGE_OFFLINE=1).")
 NO_CACHE = typer.Option(False, "--no-cache", help="Ask the model even if this prompt was answered before.")
 NO_REDACT = typer.Option(False, "--no-redact", help="Send secrets, e-mails and paths unredacted (not recommended).")
 PROMPTS = typer.Option(None, "--prompts", help="A folder of .j2 templates that override the built-in ones.")
@@ -97,7 +98,7 @@ def analyze(
     offline: bool = OFFLINE, no_cache: bool = NO_CACHE, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
     max_prompt_tokens: Optional[int] = MAX_TOKENS, timeout: Optional[float] = TIMEOUT,
 ) -> None:
-    """Diagnose a failed run from its log: rules by default, an LLM when one is configured."""
+    """Diagnose a failed run from its log: rules by default; an LLM only when you ask for one (--engine llm)."""
     from .api import analyze_inputs
     from .render import RENDERERS, to_text
 

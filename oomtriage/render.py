@@ -64,6 +64,10 @@ def _environment_line(report: TriageReport) -> str | None:
     return "Environment: " + ", ".join(found) if found else None
 
 
+ASK_A_MODEL = ("To ask a model as well: --engine llm (OpenAI's API with OPENAI_API_KEY), or --engine llm --base-url "
+               "http://127.0.0.1:8080/v1 --offline for a local server; nothing is sent without it.")
+
+
 def _footer(report: TriageReport) -> list[str]:
     lines = [line for line in [_environment_line(report)] if line]
     engine = report.engine
@@ -73,6 +77,8 @@ def _footer(report: TriageReport) -> list[str]:
     if engine.exchange_id:
         produced += f"; exchange {engine.exchange_id}"
     lines.append(produced)
+    if engine.used == "rules" and not engine.fallback_reason and (report.detected or report.suspected):
+        lines.append(ASK_A_MODEL)
     if engine.redactions:
         lines.append("Redacted before sending: " + ", ".join(f"{kind} x{count}" for kind, count in engine.redactions.items()))
     if engine.dropped:

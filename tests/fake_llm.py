@@ -32,6 +32,7 @@ class FakeLLM:
         self.upstream = upstream
         self.requests: list[dict[str, Any]] = []
         self.raw_bodies: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
@@ -92,6 +93,7 @@ class FakeLLM:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 fake.raw_bodies.append(raw)
+                fake.headers.append({key.lower(): value for key, value in self.headers.items()})
                 body = json.loads(raw or b"{}")
                 fake.requests.append(body)
                 if fake.upstream:

@@ -9,7 +9,7 @@ from .config import LLMConfig
 
 
 def wants_llm(config: LLMConfig) -> bool:
-    return config.engine == "llm" or (config.engine == "auto" and config.configured)
+    return config.wants_llm
 
 
 def assist(context: TriageContext, rules: TriageReport, config: LLMConfig) -> TriageReport:
