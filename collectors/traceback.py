@@ -32,12 +32,23 @@ def is_library_path(filename: str) -> bool:
     return bool(LIBRARY_PATH.search(filename))
 
 
+def _inside(path: Path, roots: list[Path]) -> bool:
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return any(resolved.is_relative_to(root.resolve()) for root in roots)
+
+
 def source_context(filename: str, lineno: int | None, roots: list[Path]) -> tuple[list[str], int | None]:
-    """Lines around ``lineno`` when the file can be found (as written, or under a search root)."""
-    if lineno is None:
+    """Lines around ``lineno`` when the file lies inside one of ``roots`` (the project, or folders
+    the user named): a log can name any path, and only the user's own files may reach a prompt."""
+    if lineno is None or not roots:
         return [], None
     candidates = [Path(filename)] + [root / filename for root in roots if not Path(filename).is_absolute()]
     for candidate in candidates:
+        if not _inside(candidate, roots):
+            continue
         try:
             if candidate.is_file() and candidate.stat().st_size < 5_000_000:
                 lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -117,7 +128,7 @@ class TracebackCollector:
     name = "traceback"
 
     def __init__(self, roots: list[Path] | None = None) -> None:
-        self.roots = roots or [Path.cwd()]
+        self.roots = [Path.cwd()] if roots is None else roots
 
     def collect(self, source: LogView, context: TriageContext) -> ContextPart:
         part: ContextPart = {}

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
 
 
 def analyze_inputs(paths: Sequence[str | Path], *, text: str | None = None, note: str | None = None,
-                   llm: "LLMConfig | None" = None) -> TriageReport:
-    """Collect a context from files (and/or text) and triage it (rules, then the LLM if configured)."""
-    return analyze_context(build_context(paths, text=text, note=note), llm=llm)
+                   llm: "LLMConfig | None" = None, source_roots: Sequence[str | Path] | None = None) -> TriageReport:
+    """Collect a context from files (and/or text) and triage it (rules, then the LLM if asked for).
+    ``source_roots``: folders whose files a traceback may quote (default: the current directory
+    for files, none for ``text``)."""
+    roots = [Path(root) for root in source_roots] if source_roots is not None else None
+    return analyze_context(build_context(paths, text=text, note=note, roots=roots), llm=llm)
 
 
 def analyze_context(context: TriageContext, *, llm: "LLMConfig | None" = None) -> TriageReport:

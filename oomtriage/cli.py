@@ -69,6 +69,14 @@ NO_REDACT = typer.Option(False, "--no-redact", help="Send secrets, e-mails and p
 PROMPTS = typer.Option(None, "--prompts", help="A folder of .j2 templates that override the built-in ones.")
 MAX_TOKENS = typer.Option(None, "--max-prompt-tokens", help="Token budget of the prompt (default 6000).")
 TIMEOUT = typer.Option(None, "--timeout", help="Seconds to wait for the model (default 120).")
+SOURCE = typer.Option(None, "--source", help="A folder whose files the traceback may quote (repeatable). Default: the "
+                      "current directory for log files, nothing for a log on stdin; files elsewhere are never read.")
+
+
+def source_roots(folders: Optional[List[Path]], text: Optional[str]) -> Optional[list[Path]]:
+    if not folders:
+        return None  # the defaults of build_context: cwd for files, nothing for stdin
+    return [Path.cwd(), *folders]
 
 
 def llm_config(engine: Optional[Engine], base_url: Optional[str], model: Optional[str], offline: bool, no_cache: bool,
@@ -97,6 +105,7 @@ def analyze(
     engine: Optional[Engine] = ENGINE, base_url: Optional[str] = BASE_URL, model: Optional[str] = MODEL,
     offline: bool = OFFLINE, no_cache: bool = NO_CACHE, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
     max_prompt_tokens: Optional[int] = MAX_TOKENS, timeout: Optional[float] = TIMEOUT,
+    source: Optional[List[Path]] = SOURCE,
 ) -> None:
     """Diagnose a failed run from its log: rules by default; an LLM only when you ask for one (--engine llm)."""
     from .api import analyze_inputs
@@ -105,7 +114,7 @@ def analyze(
     config = llm_config(engine, base_url, model, offline, no_cache, no_redact, prompts, max_prompt_tokens, timeout)
     paths, text = read_inputs(files)
     try:
-        report = analyze_inputs(paths, text=text, note=note, llm=config)
+        report = analyze_inputs(paths, text=text, note=note, llm=config, source_roots=source_roots(source, text))
     except OomtriageError as error:
         fail(str(error))
     if output_format is OutputFormat.text:
@@ -128,7 +137,7 @@ def prompt(
     files: List[str] = typer.Argument(None, help="Log files etc., as for analyze; '-' for stdin."),
     note: Optional[str] = typer.Option(None, "--note", "-n"),
     model: Optional[str] = MODEL, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
-    max_prompt_tokens: Optional[int] = MAX_TOKENS,
+    max_prompt_tokens: Optional[int] = MAX_TOKENS, source: Optional[List[Path]] = SOURCE,
 ) -> None:
     """Print the prompt exactly as it would be sent (redacted, within budget); token counts go to stderr."""
     from .context import build_context
@@ -138,7 +147,7 @@ def prompt(
     config = llm_config(Engine.rules, None, model, False, False, no_redact, prompts, max_prompt_tokens, None)
     paths, text = read_inputs(files)
     try:
-        context = build_context(paths, text=text, note=note)
+        context = build_context(paths, text=text, note=note, roots=source_roots(source, text))
         rendered = render_prompt(context, triage(context), max_tokens=config.max_prompt_tokens,
                                  model=config.model_name if model else None, prompts_dir=config.prompts_dir,
                                  redact_secrets=config.redact)

@@ -35,7 +35,10 @@ def classify_file(path: Path) -> str:
 
 def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, note: str | None = None,
                   roots: list[Path] | None = None) -> TriageContext:
-    """Run every collector on every input; the first OOM found anywhere is the one triaged."""
+    """Run every collector on every input; the first OOM found anywhere is the one triaged.
+
+    ``roots``: the folders whose source files a traceback may quote (default: the current
+    directory for log files, none for ``text``, which came from stdin or a caller)."""
     context = TriageContext(note=note or None)
     views: list[LogView] = []
     for raw_path in paths:
@@ -58,7 +61,8 @@ def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, 
     for view in views:
         if view.size_bytes == 0:
             raise InputError("the file is empty: nothing to analyse", path=view.name)
-        context = collect_log(context, view, roots=roots)
+        view_roots = roots if roots is not None else ([] if view.name == "<stdin>" else [Path.cwd()])
+        context = collect_log(context, view, roots=view_roots)
     return context
 
 
@@ -70,7 +74,7 @@ def collect_log(context: TriageContext, view: LogView, roots: list[Path] | None 
     for collector in LOG_COLLECTORS:
         if had_error and collector.name in ("oom_messages", "traceback"):
             continue  # the first log with an OOM is the one triaged; later logs add environment etc.
-        if isinstance(collector, traceback.TracebackCollector) and roots:
+        if isinstance(collector, traceback.TracebackCollector) and roots is not None:
             collector = traceback.TracebackCollector(roots)
         part = collector.collect(view, context)
         context = context.model_copy(update=part)

@@ -115,3 +115,24 @@ def test_openai_key_is_not_sent_to_another_endpoint(clean_env):
     assert len(server.headers) == 2
     assert all(secret not in header.get("authorization", "") for header in server.headers)
     assert server.headers[1]["authorization"] == "Bearer own-key-for-this-server"
+
+
+def test_prompt_quotes_only_the_projects_own_files(clean_env, tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir(), elsewhere.mkdir()
+    (project / "train.py").write_text("x = 1\n" * 3 + "out = model(batch)  # PROJECT-LINE\n")
+    (elsewhere / "secret.py").write_text("a = 1\n" * 3 + "token = 'FOREIGN-FILE-CONTENT'\n")
+    log = project / "run.log"
+    log.write_text(f'''Traceback (most recent call last):
+  File "{elsewhere / 'secret.py'}", line 4, in <module>
+    token = 'x'
+  File "{project / 'train.py'}", line 4, in <module>
+    out = model(batch)
+RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 7.00 GiB total capacity; 6.50 GiB already allocated; 1.00 MiB free; 6.60 GiB reserved in total by PyTorch)
+''')
+    from_file = run_cli("prompt", str(log), cwd=project).stdout.decode()
+    assert "PROJECT-LINE" in from_file and "FOREIGN-FILE-CONTENT" not in from_file
+    from_stdin = run_cli("prompt", "-", input=log.read_text(), cwd=project).stdout.decode()
+    assert "PROJECT-LINE" not in from_stdin and "FOREIGN-FILE-CONTENT" not in from_stdin
+    asked = run_cli("prompt", "-", "--source", str(project), input=log.read_text(), cwd=tmp_path).stdout.decode()
+    assert "PROJECT-LINE" in asked and "FOREIGN-FILE-CONTENT" not in asked

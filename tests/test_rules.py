@@ -128,9 +128,10 @@ def test_only_executed_lines_are_code_evidence(tmp_path, monkeypatch):
   File "{script}", line 3, in forward
     return F.scaled_dot_product_attention(q, k, v)
 ''' + sentence()
-    context = build_context([], text=text)
+    context = build_context([], text=text, roots=[tmp_path])
     assert context.stack.frames[0].source_context, "the source was read"
-    assert "attention_quadratic" not in ids(text)[:2]
+    causes = [cause.id for cause in analyze_inputs([], text=text, source_roots=[tmp_path]).causes]
+    assert "attention_quadratic" not in causes[:2]
 
 
 def test_accumulated_loss_in_the_loop_is_graph_retained(tmp_path, monkeypatch):
@@ -145,8 +146,8 @@ def test_accumulated_loss_in_the_loop_is_graph_retained(tmp_path, monkeypatch):
   File "{script}", line 5, in <module>
     loss.backward()
 ''' + sentence()
-    assert ids(text, "it fails")[0] == "graph_retained"
-    assert "accumulates a tensor" in evidence_of(text, "it fails", "graph_retained")
+    report = analyze_inputs([], text=text, note="it fails", source_roots=[tmp_path])
+    assert report.causes[0].id == "graph_retained" and "accumulates a tensor" in " ".join(report.causes[0].evidence)
 
 
 # --- phase and timing ------------------------------------------------------------------------------
