@@ -242,20 +242,25 @@ def validate(
         fail(f"{project}: not a folder")
     from .progress import for_terminal
 
-    with for_terminal() as progress:
-        result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
-                                timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
-                                backend=backend.value)
+    try:
+        with for_terminal() as progress:
+            result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
+                                    timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
+                                    backend=backend.value)
+    except OomtriageError as error:
+        fail(str(error))
     if changelog is not None:
         for fix in result.fixes:
             if fix.accepted:
                 append_entry(changelog, changelog_entry(result, fix))
     if output_format is OutputFormat.json:
         emit(result.model_dump_json(indent=2), None)
-        return
-    from .render import validation_text
+    else:
+        from .render import validation_text
 
-    emit(validation_text(result), None)
+        emit(validation_text(result), None)
+    if result.baseline_error is not None:
+        raise typer.Exit(1)
 
 
 @app.command()

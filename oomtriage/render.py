@@ -141,7 +141,9 @@ class _NullFile:
 
 def validation_text(result) -> str:
     """A plain table of the validation: one line per fix."""
-    lines = [result.summary]
+    lines = [result.summary, *result.warnings]
+    if result.baseline_error is not None:
+        return "\n".join(lines)
     if result.backend == "fake":
         lines.append(f"Measured on {result.backend_reason}.")
     if result.noise_floor:

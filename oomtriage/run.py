@@ -34,6 +34,7 @@ class RunResult(Model):
     measurement: Measurement | None = None
     report_dir: str | None = None
     timed_out: bool = False
+    output_tail: str = Field("", description="the last lines the command printed (stderr, else stdout)")
     source: str = Field("none", description="'hook' when the child's hook triaged, 'output' when the captured output was analysed")
 
 
@@ -126,7 +127,8 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     returncode, timed_out = _wait(process, timeout, on_tick, progress_file)
     for pump in pumps:
         pump.join()
-    result = RunResult(returncode=returncode, command=command, report_dir=folder, timed_out=timed_out)
+    result = RunResult(returncode=returncode, command=command, report_dir=folder, timed_out=timed_out,
+                       output_tail=_tail(b"".join(outputs["stderr"]) or b"".join(outputs["stdout"])))
     _collect_reports(result, Path(folder))
     if result.report is None and returncode != 0:
         _analyse_output(result, b"".join(outputs["stdout"]) + b"\n" + b"".join(outputs["stderr"]), note)
@@ -136,6 +138,11 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
         except ValueError:
             pass
     return result
+
+
+def _tail(output: bytes, lines: int = 12, limit: int = 4000) -> str:
+    text = output.decode("utf-8", errors="replace").rstrip()
+    return "\n".join(text.splitlines()[-lines:])[-limit:]
 
 
 def _wait(process: subprocess.Popen, timeout: float | None, on_tick: Ticker | None,

@@ -19,7 +19,7 @@ from oomtriage.sizes import format_size
 
 from .candidates import CandidateFix, FixAction, apply_args, candidates_from_report, describe
 from .numerics import NumericsResult, compare, noise_floor
-from .patching import PatchError, apply_unified_diff, file_hash, scratch_copy, tree_digest
+from .patching import PatchError, apply_unified_diff, check_project, file_hash, scratch_copy, special_files, tree_digest
 
 SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
 
@@ -85,6 +85,8 @@ class ValidationResult(BaseModel):
     report: TriageReport | None = None
     fixes: list[FixResult] = Field(default_factory=list)
     tree_unchanged: bool = True
+    warnings: list[str] = Field(default_factory=list)
+    baseline_error: str | None = Field(None, description="the repro failed before any OOM: its exit code and last lines")
 
 
 class _Runner:
@@ -112,7 +114,7 @@ def _outcome(result: RunResult) -> str:
     measured = result.measurement
     if result.timed_out:
         return "stopped at the timeout"
-    if measured is None:
+    if measured is None or (result.returncode != 0 and not measured.oom and result.report is None):
         return f"failed (exit code {result.returncode})"
     peak = f"peak {format_size(measured.peak_allocated_bytes)}"
     return f"out of memory ({peak})" if measured.oom else peak
@@ -128,14 +130,27 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
              progress: ProgressSink | None = None, backend: Backend = "auto") -> ValidationResult:
     project = project.resolve()
+    check_project(project, Path(tempfile.gettempdir()))
     before = tree_digest(project)
     fake, why = choose_backend(backend, capacity)
     result = ValidationResult(command=command, capacity_bytes=capacity, backend="fake" if fake else "execute", backend_reason=why)
+    skipped = special_files(project)
+    if skipped:
+        result.warnings.append(f"Not copied into the scratch folders (not regular files, or unreadable): {', '.join(skipped[:5])}"
+                               + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
     with tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
         work = Path(folder)
         runner = _Runner(command, project, work, max_steps=max_steps, timeout=timeout, fake=fake, progress=progress or _NoProgress())
         scratch_copy(project, work / "baseline")
         run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
+        oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None
+        if run.returncode != 0 and not oomed and not run.timed_out:
+            # A repro that never ran (missing file, syntax or import error, a crash) measures nothing.
+            result.baseline_error = f"exit code {run.returncode}" + (f":\n{run.output_tail}" if run.output_tail else "")
+            result.summary = (f"The repro failed before any OOM (exit code {run.returncode}); nothing was measured, so "
+                              "no fix can be validated. Its last lines:\n" + (run.output_tail or "(no output)"))
+            result.tree_unchanged = tree_digest(project) == before
+            return result
         result.report = report or run.report
         scratch_copy(project, work / "uncapped")
         _, result.baseline_uncapped = runner.measure("uncapped", "baseline, uncapped (what the run needs)", capacity=None)

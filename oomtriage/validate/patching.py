@@ -7,34 +7,107 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from oomtriage.errors import OomtriageError
 
-IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", "oomtriage-reports",
-                                 ".pytest_cache", "*.egg-info")
+IGNORED_PATTERNS = (".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", "oomtriage-reports",
+                    ".pytest_cache", "*.egg-info", "oomtriage-validate-*", "oomtriage-run-*")
+IGNORED = shutil.ignore_patterns(*IGNORED_PATTERNS)
 MAX_PROJECT_BYTES = 512 * 1024 * 1024
+HASH_CHUNK = 1024 * 1024
 
 
 class PatchError(OomtriageError):
     """A diff does not apply, or reaches outside the project."""
 
 
+class ProjectError(OomtriageError):
+    """The project cannot be copied for validation (too large, or it holds the scratch folder)."""
+
+
+def _ignored(folder: str, names: list[str]) -> set[str]:
+    """What a scratch copy leaves out: tool folders, oomtriage's own scratch, and anything that is not
+    a regular file, a folder or a link (a FIFO would block the copy, a socket cannot be copied)."""
+    skipped = set(IGNORED(folder, names))
+    for name in names:
+        if name in skipped:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            skipped.add(name)
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)) or \
+                (stat.S_ISREG(mode) and not os.access(path, os.R_OK)):
+            skipped.add(name)
+    return skipped
+
+
+def project_files(root: Path):
+    """The regular files a scratch copy takes, walked without following links."""
+    for folder, dirs, files in os.walk(root):
+        skipped = _ignored(folder, [*dirs, *files])
+        dirs[:] = sorted(name for name in dirs if name not in skipped)
+        for name in sorted(files):
+            if name not in skipped and not os.path.islink(os.path.join(folder, name)):
+                yield Path(folder, name)
+
+
+def special_files(root: Path) -> list[str]:
+    """Entries a scratch copy skips because they are not regular files (or cannot be read)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        tool = set(IGNORED(folder, [*dirs, *files]))
+        dirs[:] = [name for name in dirs if name not in tool]
+        for name in files:
+            if name not in tool and name in _ignored(folder, [name]):
+                found.append(str(Path(folder, name).relative_to(root)))
+    return found
+
+
+def check_project(project: Path, scratch_root: Path) -> None:
+    """Refuse what cannot be copied honestly: a project that holds the scratch folder, or one over the cap."""
+    project, scratch_root = project.resolve(), scratch_root.resolve()
+    if scratch_root == project or scratch_root.is_relative_to(project):
+        raise ProjectError(f"the project folder {project} holds the scratch folder ({scratch_root}): run validate from "
+                           "the script's own folder, or pass --project")
+    total = 0
+    for path in project_files(project):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+        if total > MAX_PROJECT_BYTES:
+            raise ProjectError(f"the project folder {project} holds more than {MAX_PROJECT_BYTES // 2**20} MiB of files; "
+                               "each fix gets its own copy, so point --project at the script's own folder")
+
+
 def scratch_copy(project: Path, destination: Path) -> Path:
-    shutil.copytree(project, destination, ignore=IGNORED, symlinks=True)
+    shutil.copytree(project, destination, ignore=_ignored, symlinks=True)
     return destination
 
 
 def file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(HASH_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def tree_digest(root: Path) -> str:
-    """A hash of every file's path and bytes under ``root`` (to prove validation left it untouched)."""
+    """A hash of every file's path and bytes under ``root`` (to prove validation left it untouched),
+    read in chunks."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts):
+    for path in project_files(root):
         digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+        try:
+            digest.update(file_hash(path).encode())
+        except OSError:
+            digest.update(b"<unreadable>")
     return digest.hexdigest()
 
 
