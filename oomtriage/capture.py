@@ -88,7 +88,10 @@ def context_from_exception(error: BaseException, tb: TracebackType | None) -> Tr
     from oomtriage.context import build_context
 
     text = "".join(traceback.format_exception(type(error), error, tb))
-    context = build_context(text=text, note=os.environ.get("OOMTRIAGE_NOTE") or None)
+    # The traceback is this process's own: quote the user's files from the current directory and
+    # the script's folder (the project), never from elsewhere.
+    roots = [Path.cwd()] + ([Path(sys.argv[0]).resolve().parent] if sys.argv and sys.argv[0].endswith(".py") else [])
+    context = build_context(text=text, note=os.environ.get("OOMTRIAGE_NOTE") or None, roots=roots)
     live_env = collect_live_environment()
     found = context.environment.model_dump(exclude_defaults=True)
     context.environment = live_env.model_copy(update={k: v for k, v in found.items() if v and k != "source"})

@@ -221,6 +221,9 @@ def validate(
     backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
         "execute: run the repro for real (CPU or GPU); fake: shapes only, no compute and no memory, numerics not "
         "checked; auto: fake only when the simulated card would not fit in this machine's memory.")),
+    run_model_patches: bool = typer.Option(False, "--run-model-patches", help=(
+        "Run the changes a model wrote (after a static screen, confined: no network, only the scratch folder "
+        "writable where bubblewrap works). Default: shown, never run.")),
 ) -> None:
     """Apply each suggested fix alone in a scratch copy, re-measure, check numerics, record accepted fixes."""
     from .models import TriageReport
@@ -246,7 +249,7 @@ def validate(
         with for_terminal() as progress:
             result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
                                     timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
-                                    backend=backend.value)
+                                    backend=backend.value, run_model_patches=run_model_patches)
     except OomtriageError as error:
         fail(str(error))
     if changelog is not None:

@@ -158,6 +158,8 @@ def validation_text(result) -> str:
         numerics = f"{fix.numerics.verdict} ({fix.numerics.max_relative_error:.1e})" if fix.numerics and fix.numerics.max_relative_error is not None \
             else (fix.numerics.verdict if fix.numerics else "-")
         lines.append(f"{fix.kind:<28} {_verdict(fix):<9} {peaks:<26} {numerics:<22} {fix.reason}")
+        if fix.confinement:
+            lines.append(f"{'':<28} {fix.confinement}")
     if not result.tree_unchanged:
         lines.append("WARNING: the project tree changed during validation")
     return "\n".join(lines) + "\n"
@@ -166,6 +168,8 @@ def validation_text(result) -> str:
 def _verdict(fix) -> str:
     if fix.accepted:
         return "ACCEPTED"
+    if not fix.ran:
+        return "advice" if fix.action.type == "advice" else "not run"
     return "unchecked" if fix.unchecked else "rejected"
 
 

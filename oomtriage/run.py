@@ -103,7 +103,9 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
                 measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
                 report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
                 quiet: bool = False, extra_env: dict[str, str] | None = None, fake: bool = False,
-                on_tick: Ticker | None = None) -> RunResult:
+                on_tick: Ticker | None = None, wrapper: list[str] | None = None) -> RunResult:
+    """Run ``command`` measured; ``wrapper`` is a confinement prefix (bubblewrap/unshare) for runs
+    of code a model wrote."""
     wrapped = wrap_python(command)
     folder = report_dir or tempfile.mkdtemp(prefix="oomtriage-run-")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
@@ -113,7 +115,7 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     if on_tick is not None:
         env["OOMTRIAGE_PROGRESS_FILE"] = str(progress_file)
     try:
-        process = subprocess.Popen(wrapped or command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        process = subprocess.Popen([*(wrapper or []), *(wrapped or command)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     except FileNotFoundError:
         from .errors import InputError
 

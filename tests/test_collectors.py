@@ -164,7 +164,8 @@ def test_traceback_marks_user_frames_and_reads_their_source(tmp_path):
         "    return self._call_impl(*args, **kwargs)",
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB.",
     ]
-    stack = parse_traceback(lines)
+    assert parse_traceback(lines).frames[0].source_context == [], "no source is read outside the given roots"
+    stack = parse_traceback(lines, roots=[tmp_path])
     assert [frame.is_user for frame in stack.frames] == [True, False]
     assert stack.frames[0].source_context[stack.frames[0].lineno - stack.frames[0].context_first_line] == "    out = model(x)"
     assert stack.exception_line.startswith("torch.OutOfMemoryError")

@@ -73,8 +73,11 @@ def test_harmful_patches_are_rejected_by_the_numerics_gate(project, tmp_path):
         Fix(kind="detach_accumulated_loss", title="zeroes the loss", how="x", diff=fixed_and_harmful, source="llm")])])
     fixes = tmp_path / "report.json"
     fixes.write_text(report.model_dump_json())
-    result = _validate(project, entry, "--fixes", str(fixes))
+    shown = _validate(project, entry, "--fixes", str(fixes))["fixes"][0]
+    assert shown["ran"] is False and "not run" in shown["reason"], "a model's patch runs only when the user says so"
+    result = _validate(project, entry, "--fixes", str(fixes), "--run-model-patches")
     fix = result["fixes"][0]
+    assert fix["ran"] and fix["confinement"] and "confined" in fix["confinement"]
     assert fix["accepted"] is False and fix["numerics"]["verdict"] == "failed"
     assert fix["numerics"]["first_step_out_of_bound"] == 0 and fix["numerics"]["max_relative_error"] > 0.5
     # The failure made the validator rerun the unchanged repro once: it is bit-reproducible, so the
@@ -157,3 +160,33 @@ def test_a_hanging_repro_is_stopped_at_the_timeout(tmp_path):
     report = json.loads(result.stdout)
     assert report["baseline"] is None and report["fixes"] == []
     assert "stopped at the 3 s timeout" in report["summary"] and "nothing to validate" in report["summary"]
+
+
+def _model_patch_report(tmp_path: Path, diff: str) -> Path:
+    report = TriageReport(detected=True, causes=[Cause(id="graph_retained", title="t", confidence=0.9, evidence=["e"], fixes=[
+        Fix(kind="detach_accumulated_loss", title="model patch", how="x", diff=diff, source="llm")])])
+    path = tmp_path / "model-report.json"
+    path.write_text(report.model_dump_json())
+    return path
+
+
+def test_model_patch_that_writes_outside_the_project(project, tmp_path):
+    entry = next(entry for entry in MANIFEST if entry["name"] == "graph_retained")
+    script = "examples/graph_retained.py"
+    marker = tmp_path / "outside-marker"
+    # Plain file writes outside the project are refused by the screen before anything runs.
+    blunt = (f"--- a/{script}\n+++ b/{script}\n@@ -30,1 +30,2 @@\n-    total_loss += loss\n"
+             f"+    total_loss += loss.item()\n+    open({str(marker)!r}, 'w').write('x')\n")
+    refused = _validate(project, entry, "--fixes", str(_model_patch_report(tmp_path, blunt)), "--run-model-patches")["fixes"][0]
+    assert refused["ran"] is False and "static screen" in refused["reason"] and not marker.exists()
+    # A write the screen cannot see (torch.save to a path computed at run time): absent unless
+    # --run-model-patches, and absent with it where the run is confined to the scratch folder.
+    sneaky = (f"--- a/{script}\n+++ b/{script}\n@@ -30,1 +30,2 @@\n-    total_loss += loss\n"
+              f"+    total_loss += loss.item()\n+    torch.save(loss.detach(), '{marker.parent}' + '/outside-marker')\n")
+    report = _model_patch_report(tmp_path, sneaky)
+    shown = _validate(project, entry, "--fixes", str(report))["fixes"][0]
+    assert shown["ran"] is False and not marker.exists()
+    ran = _validate(project, entry, "--fixes", str(report), "--run-model-patches")["fixes"][0]
+    assert ran["ran"] is True
+    if ran["confinement"].startswith("confined with bubblewrap"):
+        assert not marker.exists(), "a confined run cannot write outside the scratch folder"

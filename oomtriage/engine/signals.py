@@ -336,6 +336,8 @@ def read_runtime(context: TriageContext, signals: Signals) -> None:
             setattr(signals, name, getattr(from_argv, name))
             signals.evidence[name] = f"the command line: {' '.join(runtime.argv[1:])[:120]}"
     steps = runtime.steps_completed
+    if steps and signals.phase == "unknown":
+        signals.phase, signals.phase_source = "training", f"{steps} optimizer steps completed"
     if steps is not None and signals.phase in ("training", "unknown"):
         if steps == 0:
             signals.immediate = True

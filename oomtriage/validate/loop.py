@@ -19,6 +19,8 @@ from oomtriage.sizes import format_size
 
 from .candidates import CandidateFix, FixAction, apply_args, candidates_from_report, describe
 from .numerics import NumericsResult, compare, noise_floor
+from .confine import confinement
+from .screen import screen_diff, screen_env
 from .patching import PatchError, apply_unified_diff, check_project, file_hash, scratch_copy, special_files, tree_digest
 
 SAVING_MARGIN = 0.10  # without an OOM to remove, a fix must lower the peak by 10% to count
@@ -62,6 +64,8 @@ class FixResult(BaseModel):
     memory_ok: bool | None = Field(None, description="fits the card (or saves the margin), whatever the numerics")
     numerics: NumericsResult | None = None
     seconds: float = 0.0
+    ran: bool = Field(False, description="the fix was applied and measured (advice, refused and unrun model patches were not)")
+    confinement: str | None = Field(None, description="how a model-written patch's run was confined")
     file_hashes: dict[str, str] = Field(default_factory=dict, description="sha256 of each patched file at validation")
 
     @property
@@ -97,15 +101,16 @@ class _Runner:
         self.command, self.project, self.work = command, project, work
         self.max_steps, self.timeout, self.fake, self.progress = max_steps, timeout, fake, progress
         self.noise_measured = False
+        self.run_model_patches = False
 
     def measure(self, name: str, label: str, *, capacity: int | None, command: list[str] | None = None,
-                env: dict[str, str] | None = None) -> tuple[RunResult, Measurement | None]:
+                env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> tuple[RunResult, Measurement | None]:
         measure_file = self.work / f"{name}.measure.json"
         self.progress.started(label, self.max_steps)
         result = run_command(_relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
                              max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
                              report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
-                             quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced)
+                             quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper)
         self.progress.finished(_outcome(result), result.measurement.steps if result.measurement else 0)
         return result, result.measurement
 
@@ -128,7 +133,7 @@ def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
 
 def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
-             progress: ProgressSink | None = None, backend: Backend = "auto") -> ValidationResult:
+             progress: ProgressSink | None = None, backend: Backend = "auto", run_model_patches: bool = False) -> ValidationResult:
     project = project.resolve()
     check_project(project, Path(tempfile.gettempdir()))
     before = tree_digest(project)
@@ -141,6 +146,7 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
     with tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
         work = Path(folder)
         runner = _Runner(command, project, work, max_steps=max_steps, timeout=timeout, fake=fake, progress=progress or _NoProgress())
+        runner.run_model_patches = run_model_patches
         scratch_copy(project, work / "baseline")
         run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
         oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None
@@ -190,6 +196,16 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
     if candidate.action.type == "advice":
         outcome.reason = "advice only: no change oomtriage can apply and measure, so it is not validated"
         return outcome
+    wrapper = None
+    if candidate.source == "llm" and candidate.action.type in ("diff", "env"):
+        refusals = screen_diff(candidate.action.diff or "") + screen_env(candidate.action.env)
+        if refusals:
+            outcome.reason = "model-written change refused by the static screen, not run: " + "; ".join(refusals[:3])
+            return outcome
+        if not runner.run_model_patches:
+            outcome.reason = "model-written change shown, not run: pass --run-model-patches to measure it (confined)"
+            return outcome
+        wrapper, outcome.confinement = confinement(runner.work, runner.work / name)
     project, work, command = runner.project, runner.work, runner.command
     scratch = scratch_copy(project, work / name)
     if candidate.action.type == "diff":
@@ -202,7 +218,8 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
             return outcome
     label = f"fix {candidate.kind}"
     run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=apply_args(command, candidate.action),
-                                   env=candidate.action.env or None)
+                                   env=candidate.action.env or None, wrapper=wrapper)
+    outcome.ran = True
     outcome.seconds = round(time.perf_counter() - started, 2)
     if measured is None:
         outcome.reason = "timed out" if run.timed_out else f"the run failed (exit code {run.returncode}) before it could be measured"

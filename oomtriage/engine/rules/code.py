@@ -14,6 +14,7 @@ _ACCUMULATED_LOSS = re.compile(r"\+=\s*\w*loss\w*(?!\.item|\.detach|\.cpu)\s*$|\
 _APPENDED_OUTPUT = re.compile(r"\.append\(\s*(?:out|output|outputs|logits|pred|preds|prediction|predictions|y_hat|features?|emb\w*)\s*\)")
 _NAIVE_ATTENTION = re.compile(r"softmax\(.*(?:@|matmul|bmm|einsum).*(?:transpose|\.T\b|mT)|(?:@|matmul|bmm)\s*\(?\s*\w*\.transpose\(-2,\s*-1\)")
 _BRANCH = re.compile(r"^(?:if|elif|else|try|except|finally|match|case)\b")
+_LOOP = re.compile(r"^(?:async\s+)?(?:for|while)\b")
 
 
 def _indent(line: str) -> int:
@@ -32,8 +33,9 @@ def executed_lines(frame: Frame) -> list[str]:
     index = frame.lineno - first
     if not 0 <= index < len(context):
         return [line for line in lines if line]
-    level = _indent(context[index])
+    own_level = level = _indent(context[index])
     taken: list[str] = []
+    loop_level: int | None = None
     for line in reversed(context[:index]):
         if not line.strip():
             continue
@@ -42,10 +44,27 @@ def executed_lines(frame: Frame) -> list[str]:
             continue  # inside a nested block before the failing line: a branch that may not have run
         if depth < level:
             level = depth  # an enclosing header: it ran
-            if _BRANCH.match(line.strip()):
-                taken.append(line)
-                continue
+            if loop_level is None and _LOOP.match(line.strip()):
+                loop_level = depth
         taken.append(line)
+    if loop_level is not None:
+        # Inside a loop, the lines after the failing one ran in the earlier iterations (where a
+        # `total_loss += loss` below the backward lives), except those in branches.
+        branch_level: int | None = None
+        for line in context[index + 1:]:
+            if not line.strip():
+                continue
+            depth = _indent(line)
+            if depth <= loop_level:
+                break
+            if branch_level is not None and depth > branch_level:
+                continue
+            branch_level = None
+            if depth <= own_level and _BRANCH.match(line.strip()):
+                branch_level = depth
+                continue
+            if depth <= own_level:
+                taken.append(line)
     return [line for line in [*lines, *taken] if line]
 
 

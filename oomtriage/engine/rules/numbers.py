@@ -70,7 +70,8 @@ def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
     """The device had room (by the driver's figure, or by what the user saw) and still refused:
     a cap, a driver or build limit, or an allocator bug, not the workload."""
     n, signals = data.numbers, data.signals
-    reported_free = n.requested is not None and n.free is not None and n.requested <= n.free
+    capped = bool(n.allowed and n.total and n.allowed < 0.9 * n.total)  # the cap explains it (rule memory_cap)
+    reported_free = n.requested is not None and n.free is not None and n.requested <= n.free and not capped
     if reported_free:
         yield Vote("framework_bug", 0.45, f"The driver reported {format_size(n.free)} free, more than the "
                    f"{format_size(n.requested)} requested, and the allocation still failed.")

@@ -1,0 +1,46 @@
+"""Confinement for runs of a model-written patch: where the platform allows it, the repro runs with
+no network and with only oomtriage's scratch folder writable (Linux: bubblewrap; else `unshare -n`
+for the network alone). The report says which confinement was in place."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def _bwrap_works() -> bool:
+    bwrap = shutil.which("bwrap")
+    if not bwrap or not sys.platform.startswith("linux"):
+        return False
+    try:
+        probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"],
+                               capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+@lru_cache(maxsize=1)
+def _unshare_works() -> bool:
+    unshare = shutil.which("unshare")
+    if not unshare or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return subprocess.run([unshare, "--net", "--map-root-user", "true"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def confinement(writable: Path, cwd: Path) -> tuple[list[str] | None, str]:
+    """A command prefix that confines a run, and a sentence that says what it does."""
+    if _bwrap_works():
+        prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                  "--bind", str(writable), str(writable), "--unshare-net", "--die-with-parent", "--chdir", str(cwd), "--"]
+        return prefix, "confined with bubblewrap: no network, only the scratch folder writable"
+    if _unshare_works():
+        return ["unshare", "--net", "--map-root-user", "--"], "confined with unshare: no network (the file system is not confined)"
+    return None, "NOT confined: neither bubblewrap nor unshare works here"
