@@ -85,3 +85,15 @@ def test_a_checkpoint_is_loaded_onto_the_cpu_whatever_way_its_location_is_given(
     assert load("a.pt", "cuda", marker) == (("a.pt", "cpu", marker), {})
     remap = {"cuda:1": "cuda:0"}  # the user's own mapping is left alone
     assert load("a.pt", map_location=remap) == (("a.pt",), {"map_location": remap})
+
+
+def test_widening_stops_at_the_next_looser_rule_and_a_too_noisy_repro_is_not_checked():
+    # 16% run-to-run noise: a "precision-preserving" fix that changed the losses by 44% must not pass.
+    noisy = noise_floor(GOLDEN, _run([2.0 * 1.16, 1.5, 1.2], [0.5, 0.4, 0.3]))
+    changed = _run([2.0 * 1.44, 1.5 * 1.44, 1.2 * 1.44], [0.5, 0.4, 0.3])
+    verdict = compare(GOLDEN, changed, "free_references", noisy)
+    assert verdict.verdict == "not_checked" and "seed it" in verdict.reason and "differs from itself by" in verdict.reason
+    # Noise that widens an exact bound up to the reordered one (1e-4) is still judged.
+    mild = compare(GOLDEN, _run([2.0, 1.5 * (1 + 5e-5), 1.2], [0.5, 0.4, 0.3]), "free_references", 8e-6)
+    assert mild.verdict == "passed" and mild.bound == pytest.approx(8e-5)
+    assert compare(GOLDEN, GOLDEN, "free_references", 2e-5).verdict == "not_checked"  # 10x would pass 2e-4 > 1e-4

@@ -22,6 +22,9 @@ BOUNDS = {"exact": 1e-6, "reordered": 1e-4, "precision": 2e-2}
 # atomics; BLAS paths that depend on alignment or thread count) differs from itself. The candidate
 # may then differ from the original by a few times that run-to-run noise without any change in math.
 NOISE_FACTOR = 10
+# The widening stops at the next looser rule: noise can never turn an "exact" fix into one judged
+# as loosely as mixed precision. A repro noisier than that cannot judge the fix at all.
+WIDEST = {"exact": BOUNDS["reordered"], "reordered": BOUNDS["precision"], "precision": BOUNDS["precision"]}
 
 Verdict = Literal["passed", "failed", "not_checked"]
 
@@ -80,7 +83,12 @@ def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float
         return NumericsResult(verdict="not_checked", rule=rule, reason="measured on fake tensors, which hold no values")
     if candidate.device == "cpu" and candidate.peak_allocated_bytes is None:
         return NumericsResult(verdict="not_checked", rule=rule, reason="the candidate ran without measurement")
-    bound = max(BOUNDS[rule], NOISE_FACTOR * noise) if noise is not None and math.isfinite(noise) else BOUNDS[rule]
+    if noise is not None and (not math.isfinite(noise) or NOISE_FACTOR * noise > WIDEST[rule]):
+        return NumericsResult(verdict="not_checked", rule=rule, noise_floor=noise,
+                              reason=f"the unchanged repro differs from itself by {noise:.1e} (relative), too much to judge "
+                                     f"a {rule} fix (at most {WIDEST[rule]:g} after widening): seed it (torch.manual_seed, "
+                                     "deterministic data order) and validate again")
+    bound = max(BOUNDS[rule], NOISE_FACTOR * noise) if noise is not None else BOUNDS[rule]
     steps, errors = _step_errors(golden, candidate)
     if steps == 0:
         return NumericsResult(verdict="not_checked", rule=rule, bound=bound, noise_floor=noise,
