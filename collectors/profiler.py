@@ -3,6 +3,7 @@ are really base 1024) and ``export_chrome_trace`` JSON (``[memory]`` and ``[OutO
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -63,7 +64,7 @@ def parse_chrome_trace(data: dict[str, Any]) -> ProfilerSummary:
         if not isinstance(event, dict):
             continue
         name = event.get("name")
-        args = event.get("args") or {}
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if name == "[OutOfMemory]":
             ooms += 1
         if name != "[memory]":
@@ -72,7 +73,7 @@ def parse_chrome_trace(data: dict[str, Any]) -> ProfilerSummary:
         peak = peaks.setdefault(device, [None, None])
         for index, key in enumerate(("Total Allocated", "Total Reserved")):
             value = args.get(key)
-            if isinstance(value, (int, float)):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value < 2**63:
                 peak[index] = max(peak[index] or 0, int(value))
     device = next((name for name in peaks if name != "cpu"), "cpu")
     allocated, reserved = peaks.get(device, [None, None])
