@@ -20,10 +20,13 @@ FORMAT_MODULES = ("not_oom", "oom_pytorch", "oom_tensorflow", "oom_jax", "oom_li
 for _module in FORMAT_MODULES:
     importlib.import_module(f"{__package__}.{_module}")
 
-RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:?\s?|^\s*rank(\d+)\]?:\s")
-EXCEPTION_PREFIX = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exhausted))(?: \(see above for traceback\))?\s*:?\s*$")
+RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d{1,7})\]:?\s?|^\s*rank(\d{1,7})\]?:\s")
+# Bounded repetitions: a run of 64 KB of letters must not make this quadratic.
+EXCEPTION_PREFIX = re.compile(r"([A-Za-z_][\w.]{0,150}(?:Error|Exception|Exhausted))(?: \(see above for traceback\))?\s{0,4}:?\s{0,4}$")
+PREFIX_CHARS = 240  # the exception name sits just before the message
 WINDOW_LINES = 40
 SAME_EVENT_CHARS = 30_000
+MAX_PARSED_PER_REGION = 64  # trigger lines parsed per region; the rest are counted, not parsed
 
 
 @dataclass
@@ -73,7 +76,7 @@ def parse_window(lines: list[str], rank: int | None, line_number: int | None) ->
             continue  # a garbled or truncated message: a looser format may still match
         fields.setdefault("format", message_format.name)
         if "exception_type" not in fields:
-            prefix = EXCEPTION_PREFIX.search(flat[: match.start()])
+            prefix = EXCEPTION_PREFIX.search(flat[max(0, match.start() - PREFIX_CHARS) : match.start()])
             if prefix:
                 fields["exception_type"] = prefix.group(1)
         fields = {key: value for key, value in fields.items() if value is not None}
@@ -90,11 +93,15 @@ def find_messages(text: str, offset: int = 0, first_line: int | None = None) -> 
     split = [split_rank(line) for line in lines]
     found: list[FoundMessage] = []
     position = offset
+    tried = 0
     for index, (rank, content) in enumerate(split):
         line_position = position
         position += len(lines[index]) + 1
         if not TRIGGER_TEXT.search(content):
             continue
+        tried += 1
+        if tried > MAX_PARSED_PER_REGION:
+            break
         window = [body for line_rank, body in split[index : index + 3 * WINDOW_LINES] if line_rank == rank]
         line_number = first_line + index if first_line is not None else None
         parsed = parse_window(window[:WINDOW_LINES], rank, line_number)
@@ -151,7 +158,11 @@ class OomMessageCollector:
         found: list[FoundMessage] = []
         for region in source.regions:
             found.extend(find_messages(region.text, region.offset, region.first_line))
-        return summarise(found, source.regions_dropped)
+        part = summarise(found, source.regions_dropped)
+        if source.saturated and context is not None:
+            part["warnings"] = [*getattr(context, "warnings", []), f"{source.name}: the log holds more OOM-like lines than "
+                                "oomtriage examines; the first ones are analysed and later ones are not counted"]
+        return part
 
 
 register(OomMessageCollector())

@@ -13,10 +13,10 @@ from oomtriage.models import Frame, StackTrace, TriageContext
 from . import ContextPart, register
 from .oom_messages import join_continuations, split_rank
 
-PLAIN_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
-IPYTHON_FRAME = re.compile(r"^\s*File (?P<file>/\S+?\.py):(?P<line>\d+), in (?P<func>[\w.<>]+)")
-IPYTHON_CELL = re.compile(r"^\s*(?:Cell In\s*\[(?P<cell>\d*)\], line (?P<line>\d+)|Input In \[\d+\], in <cell line: (?P<line2>\d+)>)")
-IPYTHON_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)?\s*(?P<code>.*)$")
+PLAIN_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9})(?:, in (?P<func>.+))?\s*$')
+IPYTHON_FRAME = re.compile(r"^\s*File (?P<file>/\S+?\.py):(?P<line>\d{1,9}), in (?P<func>[\w.<>]+)")
+IPYTHON_CELL = re.compile(r"^\s*(?:Cell In\s*\[(?P<cell>\d*)\], line (?P<line>\d{1,9})|Input In \[\d+\], in <cell line: (?P<line2>\d{1,9})>)")
+IPYTHON_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d{1,9})?\s*(?P<code>.*)$")
 TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)|^\S*(?:Error|Exception)\s+Traceback \(most recent call last\)")
 CHAIN_MARKERS = ("During handling of the above exception", "The above exception was the direct cause")
 TORCHRUN_ROOT = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:\s*(\d+)\)")

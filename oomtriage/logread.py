@@ -11,7 +11,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable, Iterator
 
 from .errors import InputError
 
@@ -21,6 +21,9 @@ AFTER_BYTES = 24 * 1024  # a wrapped message, a JAX buffer dump, torchrun's summ
 HEAD_BYTES = 128 * 1024
 TAIL_BYTES = 64 * 1024
 MAX_REGIONS = 16
+# One region never grows past this, whatever the trigger density (a log of nothing but OOM lines,
+# TensorFlow's warnings every 17 KB): total kept text is at most MAX_REGIONS x MAX_REGION_BYTES.
+MAX_REGION_BYTES = 256 * 1024
 
 # Phrases that start every OOM format we parse, plus recognised non-OOM CUDA errors (so they can be
 # reported as "not an OOM") and memory_summary tables. Case-insensitive, searched as bytes.
@@ -97,6 +100,7 @@ class LogView:
     regions: list[Region] = field(default_factory=list)
     hits: int = 0
     regions_dropped: int = 0
+    saturated: bool = False  # every region was taken before the end: later triggers were not examined
 
     @property
     def whole(self) -> str | None:
@@ -157,7 +161,15 @@ def scan_log(stream: BinaryIO, name: str) -> LogView:
         buffer += data
         eof = not data
         limit = len(buffer) if eof else max(0, len(buffer) - AFTER_BYTES)
-        for match in _trigger_lines(buffer, max(0, searched_to - base), limit):
+        # Once every region is taken, later trigger lines are not verified one by one (that is the
+        # cost of a log made of triggers): the scan only keeps the tail from there on.
+        saturated = len(raw_regions) >= MAX_REGIONS
+        view.saturated = view.saturated or saturated
+        hits = [] if saturated else _trigger_lines(buffer, max(0, searched_to - base), limit, lambda: covered_to - base)
+        for match in hits:
+            if len(raw_regions) >= MAX_REGIONS and base + match.start() >= covered_to:
+                view.saturated = True
+                break
             view.hits += 1
             if base + match.start() < covered_to:
                 continue
@@ -167,7 +179,8 @@ def scan_log(stream: BinaryIO, name: str) -> LogView:
                 continue
             start = _line_start(buffer, max(0, match.start() - BEFORE_BYTES))
             end = _line_end(buffer, match.end(), min(len(buffer), match.end() + AFTER_BYTES))
-            if raw_regions and base + start < raw_regions[-1][0] + len(raw_regions[-1][1]):
+            previous_end = raw_regions[-1][0] + len(raw_regions[-1][1]) if raw_regions else -1
+            if raw_regions and base + start < previous_end and base + end - raw_regions[-1][0] <= MAX_REGION_BYTES:
                 prev_offset, prev_text = raw_regions[-1]  # overlapping windows merge
                 merged_start = prev_offset - base
                 if merged_start >= 0:
@@ -175,6 +188,10 @@ def scan_log(stream: BinaryIO, name: str) -> LogView:
                 else:
                     overlap = prev_offset + len(prev_text) - base
                     raw_regions[-1] = (prev_offset, prev_text + buffer[overlap:end])
+            elif raw_regions and base + start < previous_end:
+                # The previous region is full: the next one starts where it ends.
+                from_here = max(start, previous_end - base)
+                raw_regions.append((base + from_here, buffer[from_here:end]))
             else:
                 raw_regions.append((base + start, buffer[start:end]))
             covered_to = base + end
@@ -209,8 +226,9 @@ class _Hit:
         return self.phrase_end
 
 
-def _trigger_lines(buffer: bytes, start: int, limit: int) -> list[_Hit]:
-    """Lines in ``buffer[start:limit]`` that hold a trigger phrase, in order."""
+def _trigger_lines(buffer: bytes, start: int, limit: int, covered: Callable[[], int] = lambda: -1) -> Iterator[_Hit]:
+    """Lines in ``buffer[start:limit]`` that hold a trigger phrase, in order (verified lazily, so a
+    caller that has enough stops paying)."""
     lowered = buffer[start:limit].lower()
     line_starts: set[int] = set()
     for key in PREFILTER_KEYS:
@@ -222,14 +240,14 @@ def _trigger_lines(buffer: bytes, start: int, limit: int) -> list[_Hit]:
             if line_end == -1:
                 break
             position = lowered.find(key, line_end)
-    hits = []
     for line_start in sorted(line_starts):
+        if start + line_start < covered():
+            continue  # inside a window already kept: no need to verify it
         line_end = lowered.find(b"\n", line_start)
         line = decode(buffer[start + line_start : start + (line_end if line_end != -1 else len(lowered))])
         match = TRIGGER_TEXT.search(line)
         if match:
-            hits.append(_Hit(start + line_start, start + line_start + len(line[: match.end()].encode())))
-    return hits
+            yield _Hit(start + line_start, start + line_start + len(line[: match.end()].encode()))
 
 
 def _line_start(buffer: bytes, position: int) -> int:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = 1
+MAX_BYTES = 2**70  # no device holds this much: a larger figure is garbage
+MAX_MESSAGE_CHARS = 4000
 
 Framework = Literal["pytorch", "tensorflow", "jax", "onnxruntime", "llama.cpp", "other", "unknown"]
 Backend = Literal["cuda", "hip", "xpu", "mps", "cpu", "tpu", "host", "unknown"]
@@ -50,6 +52,27 @@ class OomError(Model):
     rank: int | None = None
     line_number: int | None = None
     raw_message: str
+
+    @field_validator("requested_bytes", "total_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
+                     "reserved_unallocated_bytes", "allowed_bytes", "private_pool_bytes", "self_process_bytes", mode="before")
+    @classmethod
+    def _plausible_size(cls, value: object) -> object:
+        """A figure beyond any device (or negative) is garbage from a mangled log: dropped, not trusted."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return int(value) if 0 <= value < MAX_BYTES and value == value else None
+        return value
+
+    @field_validator("tensor_shape", mode="before")
+    @classmethod
+    def _plausible_shape(cls, value: object) -> object:
+        if isinstance(value, list) and (len(value) > 16 or any(not isinstance(d, int) or not 0 <= d < 2**40 for d in value)):
+            return None
+        return value
+
+    @field_validator("raw_message", mode="before")
+    @classmethod
+    def _bounded_message(cls, value: object) -> object:
+        return value[:MAX_MESSAGE_CHARS] if isinstance(value, str) else value
 
 
 class Environment(Model):

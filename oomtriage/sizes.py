@@ -20,7 +20,10 @@ _UNIT_POWER = {
 }
 
 # One number and one unit; the unit must not run into a following word ("MiBs" is not a size).
-SIZE_PATTERN = r"\d+(?:\.\d+)?\s?(?:bytes|byte|[KMGTP]i?B|[KMGTP]|B)(?![A-Za-z])"
+# Anchored after a non-digit and bounded in length: a pattern that may start anywhere inside a
+# 16,000-digit run would backtrack quadratically. No real size has more than 20 digits.
+SIZE_PATTERN = r"(?<![\d.])\d{1,20}(?:\.\d{1,12})?\s?(?:bytes|byte|[KMGTP]i?B|[KMGTP]|B)(?![A-Za-z])"
+MAX_SIZE = 2**70  # beyond any device: a parsed size above this is garbage
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$")
 
 
@@ -33,7 +36,10 @@ def parse_size(text: str) -> int:
     power = _UNIT_POWER.get(unit.lower())
     if power is None:
         raise ValueError(f"unknown size unit in {text!r}")
-    return int(round(float(number) * (1024**power)))
+    value = float(number) * (1024**power)
+    if not value < MAX_SIZE:
+        raise ValueError(f"size out of range: {text!r}")
+    return int(round(value))
 
 
 def format_size(size: int | None) -> str:
