@@ -29,6 +29,21 @@ class OutputFormat(str, Enum):
 MeasureBackend = Enum("MeasureBackend", {name: name for name in get_args(Backend)}, type=str)
 
 
+def _quiet_stdout() -> None:
+    """After a failed write, point stdout at /dev/null so the interpreter's final flush is silent."""
+    try:
+        sys.stdout = open(os.devnull, "w")
+    except OSError:
+        pass
+
+
+def is_terminal(stream) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 def fail(message: str) -> None:
     typer.echo(f"oomtriage: {message}", err=True)
     raise typer.Exit(2)
@@ -45,7 +60,17 @@ def read_stdin() -> str:
 
 def emit(text: str, output: Optional[Path]) -> None:
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if sys.stdout is None:
+            fail("standard output is closed: pass -o FILE to write the report")
+        try:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(0)  # the reader went away (| head): not an error of ours
+        except OSError as error:
+            _quiet_stdout()
+            fail(f"cannot write to standard output ({error.strerror or error})")
         return
     try:
         output.write_text(text, encoding="utf-8")
@@ -118,7 +143,7 @@ def analyze(
     except OomtriageError as error:
         fail(str(error))
     if output_format is OutputFormat.text:
-        rendered = to_text(report, color=output is None and sys.stdout.isatty())
+        rendered = to_text(report, color=output is None and is_terminal(sys.stdout))
     else:
         rendered = RENDERERS[output_format.value](report)
     emit(rendered, output)

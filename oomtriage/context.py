@@ -15,6 +15,26 @@ EXCERPT_AFTER = 30
 MAX_JSON_BYTES = 256 * 1024 * 1024
 
 
+def _is_stream(path: Path) -> bool:
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def _open_stream(path: Path) -> LogView:
+    from .logread import scan_log
+
+    try:
+        with path.open("rb") as handle:
+            return scan_log(handle, name=str(path))
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+
+
 def classify_file(path: Path) -> str:
     """'snapshot', 'json' or 'log', from the file's first bytes (not its name)."""
     try:
@@ -45,6 +65,11 @@ def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, 
     views: list[LogView] = []
     for raw_path in paths:
         path = Path(raw_path)
+        if _is_stream(path):
+            # A FIFO or device can be read once only: scan it as a log from the one open handle.
+            context.sources.append(str(path))
+            views.append(_open_stream(path))
+            continue
         kind = classify_file(path)
         context.sources.append(str(path))
         if kind == "snapshot":

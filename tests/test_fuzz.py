@@ -1,0 +1,41 @@
+"""A fuzzer over every input kind through the real entry point (analyze_inputs, then every
+renderer): a malformed input gives a report or oomtriage's one-line error, never another
+exception, within a per-case time bound. Fixed seeds; the larger run is bench/fuzz.py."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from oomtriage.api import analyze_inputs
+from oomtriage.errors import OomtriageError
+from oomtriage.render import RENDERERS, to_text
+from tests.fuzz_inputs import cases
+
+SEEDS = [11, 23, 47]
+CASES_PER_SEED = 100
+SECONDS_PER_CASE = 10.0  # generous for a shared 2-core machine; typical cases take milliseconds
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_malformed_inputs_never_raise_and_never_hang(seed, tmp_path):
+    failures = []
+    for kind, name, data in cases(seed, CASES_PER_SEED):
+        path = tmp_path / name
+        path.write_bytes(data)
+        started = time.perf_counter()
+        try:
+            report = analyze_inputs([path])
+            to_text(report, color=False)
+            for render in RENDERERS.values():
+                render(report)
+        except OomtriageError as error:
+            assert "\n" not in str(error), f"{name}: a multi-line error"
+        except Exception as error:  # noqa: BLE001 - the point of the test
+            failures.append(f"{kind} {name}: {type(error).__name__}: {str(error)[:160]}")
+        elapsed = time.perf_counter() - started
+        if elapsed > SECONDS_PER_CASE:
+            failures.append(f"{kind} {name}: {elapsed:.1f} s")
+        path.unlink()
+    assert not failures, "\n".join(failures[:20])
