@@ -4,6 +4,8 @@ allocator's state, triage it, and write the context and report to a folder named
 from __future__ import annotations
 
 import os
+import secrets
+import threading
 import sys
 import time
 import traceback
@@ -105,13 +107,39 @@ def context_from_exception(error: BaseException, tb: TracebackType | None) -> Tr
     return context
 
 
+def _redacted(value: Any) -> Any:
+    """Every string of a dumped model, redacted (argv, source lines, the note, the message)."""
+    from .llm.redact import redact_text
+
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_argv(item) if key == "argv" else _redacted(item) for key, item in value.items()}
+    return value
+
+
+def _redact_argv(argv: Any) -> Any:
+    """A command line is redacted as one text, so `--api-key VALUE` is seen as a pair."""
+    from .llm.redact import redact_text
+
+    if not isinstance(argv, list) or not all(isinstance(item, str) and "\n" not in item for item in argv):
+        return _redacted(argv)
+    return (redact_text("\n".join(argv)) or "").split("\n") if argv else argv
+
+
 def write_reports(context: TriageContext, report: TriageReport, folder: Path) -> Path:
-    """context.json, report.json and report.md, each written whole (rename into place)."""
+    """context.json, report.json and report.md, secrets redacted, each written whole (rename into place)."""
+    import json
+
     from .render import to_markdown
 
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in (("context.json", context.model_dump_json(indent=2)), ("report.json", report.model_dump_json(indent=2)),
-                       ("report.md", to_markdown(report))):
+    safe_report = TriageReport.model_validate(_redacted(report.model_dump(mode="json")))
+    texts = (("context.json", json.dumps(_redacted(context.model_dump(mode="json")), indent=2)),
+             ("report.json", safe_report.model_dump_json(indent=2)), ("report.md", to_markdown(safe_report)))
+    for name, text in texts:
         temporary = folder / f".{name}.{os.getpid()}.tmp"
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, folder / name)
@@ -129,7 +157,10 @@ def triage_exception(error: BaseException, tb: TracebackType | None, report_dir:
     rank = context.environment.rank
     stamp = time.strftime("%Y%m%d-%H%M%S")
     suffix = f"-rank{rank}" if rank is not None else ""
-    folder = write_reports(context, report, Path(report_dir) / f"oom-{stamp}-pid{os.getpid()}{suffix}")
+    # Unique per exception: threads of one process, or two containers whose processes share a pid,
+    # may fail in the same second.
+    unique = f"{os.getpid()}-t{threading.get_ident() % 100000}-{secrets.token_hex(3)}"
+    folder = write_reports(context, report, Path(report_dir) / f"oom-{stamp}-pid{unique}{suffix}")
     top = report.causes[0] if report.causes else None
     prefix = f"[rank {rank}] " if rank is not None else ""
     place = f" in {where}" if where else ""

@@ -5,6 +5,7 @@ the captured output when no hook was reachable)."""
 from __future__ import annotations
 
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -107,7 +108,10 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     """Run ``command`` measured; ``wrapper`` is a confinement prefix (bubblewrap/unshare) for runs
     of code a model wrote."""
     wrapped = wrap_python(command)
-    folder = report_dir or tempfile.mkdtemp(prefix="oomtriage-run-")
+    # Without a report folder of the user's, the hook's files go to a private temporary folder that
+    # is removed once read: nothing (source lines, argv) is left behind in /tmp.
+    folder = report_dir or os.environ.get("OOMTRIAGE_REPORT_DIR") or tempfile.mkdtemp(prefix="oomtriage-run-")
+    temporary = folder != report_dir and folder != os.environ.get("OOMTRIAGE_REPORT_DIR")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
                             fingerprint=fingerprint, note=note, site_hook=wrapped is None, fake=fake)
     env.update(extra_env or {})
@@ -139,6 +143,9 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
             result.measurement = Measurement.model_validate_json(Path(measure_file).read_text())
         except ValueError:
             pass
+    if temporary:
+        shutil.rmtree(folder, ignore_errors=True)
+        result.report_dir = None
     return result
 
 
