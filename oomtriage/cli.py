@@ -93,7 +93,8 @@ NO_CACHE = typer.Option(False, "--no-cache", help="Ask the model even if this pr
 NO_REDACT = typer.Option(False, "--no-redact", help="Send secrets, e-mails and paths unredacted (not recommended).")
 PROMPTS = typer.Option(None, "--prompts", help="A folder of .j2 templates that override the built-in ones.")
 MAX_TOKENS = typer.Option(None, "--max-prompt-tokens", help="Token budget of the prompt (default 6000).")
-TIMEOUT = typer.Option(None, "--timeout", help="Seconds to wait for the model (default 120).")
+TIMEOUT = typer.Option(None, "--llm-timeout", "--timeout", help="Seconds the whole exchange with the model may take "
+                       "(default 120; --timeout is the old name).")
 SOURCE = typer.Option(None, "--source", help="A folder whose files the traceback may quote (repeatable). Default: the "
                       "current directory for log files, nothing for a log on stdin; files elsewhere are never read.")
 

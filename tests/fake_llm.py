@@ -74,6 +74,16 @@ class FakeLLM:
             content = "not json at all"
         elif mode == "fenced":
             content = "Here you go:\n```json\n" + json.dumps(VALID_ANSWER) + "\n```"
+        elif mode == "no_choices":
+            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake", "choices": []}
+        elif mode == "odd_quotes":  # a docstring in a diff: an odd number of \" inside one string
+            answer = json.loads(json.dumps(VALID_ANSWER))
+            answer["analysis"] = 'a quote " inside, a backslash \\ and \\" more'
+            content = json.dumps(answer)
+        elif mode == "huge":
+            answer = json.loads(json.dumps(VALID_ANSWER))
+            answer["analysis"] = "x" * 10_000_000
+            content = json.dumps(answer)
         else:
             content = json.dumps(VALID_ANSWER)
         return 200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
@@ -105,8 +115,28 @@ class FakeLLM:
                     except urllib.error.HTTPError as error:
                         self._send(error.code, {"error": {"message": error.read().decode(errors="replace")}})
                     return
+                if fake.mode in ("html", "empty", "drip"):
+                    self._raw(fake.mode)
+                    return
                 status, payload = fake.reply(body)
                 self._send(status, payload)
+
+            def _raw(self, mode: str) -> None:
+                data = {"html": b"<html><body>502 Bad Gateway</body></html>", "empty": b"", "drip": b"{" + b" " * 600}[mode]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html" if mode == "html" else "application/json")
+                self.send_header("Content-Length", str(len(data) if mode != "drip" else 10**6))
+                self.end_headers()
+                try:
+                    if mode == "drip":
+                        for byte in data:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(1)
+                    else:
+                        self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _send(self, status: int, payload: Any) -> None:
                 data = json.dumps(payload).encode()

@@ -203,3 +203,36 @@ def test_token_counting_works_offline():
     assert counter.count("hello world") == counter.raw("hello world") <= 3
     local = TokenCounter("llama3")
     assert local.count("hello world, how are you") > local.raw("hello world, how are you")
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("html", r"not a chat completion|without a choice"),
+    ("empty", r"not a chat completion|without a choice"),
+    ("no_choices", r"without a choice"),
+    ("huge", r"over the [\d,]+ limit"),
+])
+def test_malformed_replies_fall_back_with_their_reason(mode, reason, isolated_home):
+    import re
+
+    with FakeLLM(mode) as server:
+        report = _analyze(server, timeout=20)
+    assert report.engine.used == "rules" and re.search(reason, report.engine.fallback_reason), report.engine.fallback_reason
+    assert report.causes, "the rules' report is still there"
+
+
+def test_a_dripping_server_is_cut_off_at_the_timeout_for_the_whole_exchange(isolated_home):
+    import time
+
+    with FakeLLM("drip") as server:
+        started = time.monotonic()
+        report = _analyze(server, timeout=3)
+        elapsed = time.monotonic() - started
+    assert report.engine.used == "rules" and "within 3 s" in report.engine.fallback_reason
+    assert elapsed < 15
+
+
+def test_escaped_quotes_in_a_reply_are_not_a_truncation(isolated_home):
+    with FakeLLM("odd_quotes") as server:
+        report = _analyze(server)
+    assert report.engine.used == "llm", report.engine.fallback_reason
+    assert 'a quote " inside' in report.llm_analysis

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -70,11 +71,12 @@ def extract_json(text: str) -> str:
     for index in range(start, len(text)):
         character = text[index]
         if in_string:
-            escaped = not escaped and character == "\\"
-            if character == '"' and not escaped:
+            if escaped:
+                escaped = False  # this character is escaped, whatever it is
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
                 in_string = False
-            elif character != "\\":
-                escaped = False
             continue
         if character == '"':
             in_string = True
@@ -113,18 +115,56 @@ def _complete(client: Any, config: LLMConfig, messages: list[dict[str, str]], na
     if response_format is not None:
         request["response_format"] = response_format
     completion = client.chat.completions.create(**request)
-    choice = completion.choices[0]
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise LLMError("the endpoint answered without a choice (no 'choices' in the reply)", reason="invalid_reply")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None) if message is not None else None
+    if content is not None and not isinstance(content, str):
+        raise LLMError("the endpoint's reply has no text content", reason="invalid_reply")
+    if content and len(content) > MAX_REPLY_CHARS:
+        raise LLMError(f"the reply is {len(content):,} characters, over the {MAX_REPLY_CHARS:,} limit", reason="too_large")
     usage = completion.usage.model_dump() if getattr(completion, "usage", None) else {}
-    return choice.message.content or "", usage, choice.finish_reason
+    return content or "", usage if isinstance(usage, dict) else {}, getattr(choice, "finish_reason", None)
 
 
-def _call_with_fallbacks(client: Any, config: LLMConfig, messages: list[dict[str, str]]) -> tuple[str, dict, str]:
+MAX_REPLY_CHARS = 200_000  # a real answer is a few KB; larger is a broken or hostile server
+
+
+def _before(deadline: float, call: Callable[[], Any], config: LLMConfig) -> Any:
+    """Run ``call`` but give up at ``deadline``: the SDK's timeout is per read, so a server that
+    drips one byte a second would never time out. The abandoned call ends with the process."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise LLMError(f"the endpoint did not answer within {config.timeout:g} s in all", reason="timeout")
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = error
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(remaining)
+    if worker.is_alive():
+        raise LLMError(f"the endpoint did not answer within {config.timeout:g} s in all", reason="timeout")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _call_with_fallbacks(client: Any, config: LLMConfig, messages: list[dict[str, str]],
+                         deadline: float | None = None) -> tuple[str, dict, str]:
     import openai
 
+    deadline = deadline if deadline is not None else time.monotonic() + config.timeout
     refusals = []
     for name in STRATEGIES:
         try:
-            raw, usage, finish = _complete(client, config, messages, name)
+            raw, usage, finish = _before(deadline, lambda: _complete(client, config, messages, name), config)
         except openai.APITimeoutError:
             raise LLMError(f"the endpoint did not answer within {config.timeout:g} s", reason="timeout") from None
         except openai.APIConnectionError as error:
@@ -136,6 +176,12 @@ def _call_with_fallbacks(client: Any, config: LLMConfig, messages: list[dict[str
         except openai.APIStatusError as error:
             refusals.append(f"{name}: HTTP {error.status_code}")
             continue  # the server refused this response_format (or failed): try the next strategy
+        except LLMError:
+            raise
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, openai.OpenAIError) as error:
+            # A 200 with an HTML or empty body, JSON of the wrong shape: not an answer.
+            raise LLMError(f"the endpoint's reply is not a chat completion ({type(error).__name__}: {_first_line(error, 120)})",
+                           reason="invalid_reply") from None
         if finish == "length":
             raise LLMError(f"the reply was cut off at {config.max_answer_tokens} tokens (truncated reply)", reason="truncated")
         return raw, usage, name
@@ -156,9 +202,10 @@ def ask(config: LLMConfig, messages: list[dict[str, str]]) -> Answer:
     conversation = list(messages)
     exchange = exchanges.Exchange(id=identifier, model=config.model_name, base_url=config.base_url, messages=messages)
     started = time.perf_counter()
+    deadline = time.monotonic() + config.timeout  # the whole exchange, re-asks included
     try:
         for attempt in range(config.reasks + 1):
-            raw, usage, name = _call_with_fallbacks(client, config, conversation)
+            raw, usage, name = _call_with_fallbacks(client, config, conversation, deadline)
             exchange.raw_reply, exchange.usage, exchange.strategy = raw, usage, name
             try:
                 answer = parse_answer(raw)
