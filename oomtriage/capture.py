@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .models import MemoryStats, RuntimeInfo, SnapshotDigest, TriageContext, TriageReport
+from .models import MemoryStats, OomError, RuntimeInfo, SnapshotDigest, TriageContext, TriageReport
 
 _OBSERVED: dict[str, Any] = {}
 
@@ -85,6 +85,16 @@ def _runtime_info(live: dict[str, Any]) -> RuntimeInfo:
     )
 
 
+def _error_of_the_exception(error: BaseException) -> "OomError | None":
+    from oomtriage.collectors.oom_messages import find_messages, summarise
+
+    try:
+        message = f"{type(error).__module__}.{type(error).__qualname__}: {error}"
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        return None
+    return summarise(find_messages(message[:20_000])).get("error")
+
+
 def context_from_exception(error: BaseException, tb: TracebackType | None) -> TriageContext:
     from oomtriage.collectors.environment import collect_live_environment
     from oomtriage.context import build_context
@@ -94,6 +104,11 @@ def context_from_exception(error: BaseException, tb: TracebackType | None) -> Tr
     # the script's folder (the project), never from elsewhere.
     roots = [Path.cwd()] + ([Path(sys.argv[0]).resolve().parent] if sys.argv and sys.argv[0].endswith(".py") else [])
     context = build_context(text=text, note=os.environ.get("OOMTRIAGE_NOTE") or None, roots=roots)
+    own = _error_of_the_exception(error)
+    if own is not None:
+        # The message is the exception's own: a source line quoted in the traceback (an f-string
+        # that says "Tried to allocate {n} GiB") must not be taken for it.
+        context.error = own
     live_env = collect_live_environment()
     found = context.environment.model_dump(exclude_defaults=True)
     context.environment = live_env.model_copy(update={k: v for k, v in found.items() if v and k != "source"})

@@ -63,17 +63,33 @@ def report_dir() -> str:
 
 
 def triage_safely(error: BaseException, tb: TracebackType | None, where: str = "") -> None:
-    """Triage an OOM; any failure of oomtriage's own becomes one line on stderr."""
-    if not is_oom_exception(error):
-        return
+    """Triage an OOM; any failure of oomtriage's own (an exception whose str() raises, Ctrl-C
+    during triage, a full disk) becomes one line on stderr, and the user's traceback still follows."""
     try:
+        if not is_oom_exception(error):
+            return
         from .capture import triage_exception
 
         triage_exception(error, tb, report_dir(), where=where)
+    except KeyboardInterrupt:
+        _say("oomtriage: triage interrupted; the original error follows\n")
     except BaseException as failure:  # noqa: BLE001 - whatever happens, the user's error goes through
-        if isinstance(failure, KeyboardInterrupt):
-            raise
-        sys.stderr.write(f"oomtriage: could not triage this OOM ({type(failure).__name__}: {failure})\n")
+        _say(f"oomtriage: could not triage this OOM ({type(failure).__name__}: {_safe_text(failure)})\n")
+
+
+def _safe_text(value: BaseException) -> str:
+    try:
+        return str(value)[:300]
+    except BaseException:  # noqa: BLE001 - a __str__ that raises
+        return "<unprintable>"
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - stderr itself may be gone
+        pass
 
 
 def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
