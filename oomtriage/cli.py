@@ -78,6 +78,11 @@ def emit(text: str, output: Optional[Path]) -> None:
         fail(f"{output}: cannot write ({error.strerror})")
 
 
+class ValidationFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
 class Engine(str, Enum):
     rules = "rules"
     llm = "llm"
@@ -240,7 +245,9 @@ def validate(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop each run after N optimizer steps."),
     fixes: Optional[Path] = typer.Option(None, "--fixes", help="A report JSON whose fixes to validate (default: triage the repro's OOM)."),
     changelog: Optional[Path] = typer.Option(None, "--changelog", help="Append accepted fixes to this CHANGELOG.md."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text or json."),
+    output_format: ValidationFormat = typer.Option("text", "--format", "-f", help="text or json (default text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to this file (the JSON is what "
+                                          "`oomtriage apply` reads)."),
     project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Only validate fixes of this kind (repeatable)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds)."),
@@ -278,16 +285,22 @@ def validate(
                                     backend=backend.value, run_model_patches=run_model_patches)
     except OomtriageError as error:
         fail(str(error))
+    changelog_failure = None
     if changelog is not None:
-        for fix in result.fixes:
-            if fix.accepted:
-                append_entry(changelog, changelog_entry(result, fix))
-    if output_format is OutputFormat.json:
-        emit(result.model_dump_json(indent=2), None)
+        try:
+            for fix in result.fixes:
+                if fix.accepted:
+                    append_entry(changelog, changelog_entry(result, fix))
+        except OomtriageError as error:  # the validation result is printed all the same
+            changelog_failure = str(error)
+    if output_format is ValidationFormat.json:
+        emit(result.model_dump_json(indent=2), output)
     else:
         from .render import validation_text
 
-        emit(validation_text(result), None)
+        emit(validation_text(result), output)
+    if changelog_failure:
+        fail(changelog_failure)
     if result.baseline_error is not None:
         raise typer.Exit(1)
 

@@ -48,7 +48,7 @@ def test_expected_fix_is_accepted_with_a_measured_reduction(entry, project):
     assert fix["numerics"]["verdict"] == "passed" and fix["numerics"]["steps_compared"] >= 1
     assert result["tree_unchanged"] is True and tree_digest(project) != before  # only the changelog was added
     changelog.unlink()
-    (project / "CHANGELOG.md.lock").unlink()
+    assert not (project / "CHANGELOG.md.lock").exists(), "no lock file is left behind"
     assert tree_digest(project) == before
     assert "Fix OOM" in result["summary"] or "needs" in result["summary"]
 
