@@ -343,3 +343,10 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
+    except BaseException as error:  # SIGTERM/SIGHUP during validate, after its clean-up
+        from .validate.loop import Stopped
+
+        if isinstance(error, Stopped):
+            sys.stderr.write(f"oomtriage: stopped by signal {error.signum}; scratch folders and the repro were cleaned up\n")
+            sys.exit(128 + error.signum)
+        raise

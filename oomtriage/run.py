@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import re
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
                 measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
                 report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
                 quiet: bool = False, extra_env: dict[str, str] | None = None, fake: bool = False,
-                on_tick: Ticker | None = None, wrapper: list[str] | None = None) -> RunResult:
+                on_tick: Ticker | None = None, wrapper: list[str] | None = None, own_group: bool = False) -> RunResult:
     """Run ``command`` measured; ``wrapper`` is a confinement prefix (bubblewrap/unshare) for runs
     of code a model wrote."""
     wrapped = wrap_python(command)
@@ -119,20 +120,29 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     if on_tick is not None:
         env["OOMTRIAGE_PROGRESS_FILE"] = str(progress_file)
     try:
-        process = subprocess.Popen([*(wrapper or []), *(wrapped or command)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        # Its own process group, so a timeout or a signal to oomtriage ends the repro and its children.
+        process = subprocess.Popen([*(wrapper or []), *(wrapped or command)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, cwd=cwd, start_new_session=own_group)
     except FileNotFoundError:
         from .errors import InputError
 
         raise InputError(f"command not found: {command[0]}") from None
-    outputs: dict[str, deque[bytes]] = {"stdout": deque(), "stderr": deque()}
-    sinks = (_Discard(), _Discard()) if quiet else (sys.stdout.buffer, sys.stderr.buffer)
-    pumps = [threading.Thread(target=_pump, args=(process.stdout, sinks[0], outputs["stdout"]), daemon=True),
-             threading.Thread(target=_pump, args=(process.stderr, sinks[1], outputs["stderr"]), daemon=True)]
-    for pump in pumps:
-        pump.start()
-    returncode, timed_out = _wait(process, timeout, on_tick, progress_file)
-    for pump in pumps:
-        pump.join()
+    RUNNING.add(process)
+    try:
+        outputs: dict[str, deque[bytes]] = {"stdout": deque(), "stderr": deque()}
+        sinks = (_Discard(), _Discard()) if quiet else (sys.stdout.buffer, sys.stderr.buffer)
+        pumps = [threading.Thread(target=_pump, args=(process.stdout, sinks[0], outputs["stdout"]), daemon=True),
+                 threading.Thread(target=_pump, args=(process.stderr, sinks[1], outputs["stderr"]), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        returncode, timed_out = _wait(process, timeout, on_tick, progress_file)
+        for pump in pumps:
+            pump.join()
+    finally:
+        if process.poll() is None:  # interrupted: the repro does not outlive oomtriage
+            stop(process)
+            process.wait()
+        RUNNING.discard(process)
     result = RunResult(returncode=returncode, command=command, report_dir=folder, timed_out=timed_out,
                        output_tail=_tail(b"".join(outputs["stderr"]) or b"".join(outputs["stdout"])))
     _collect_reports(result, Path(folder))
@@ -149,6 +159,25 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     return result
 
 
+RUNNING: set[subprocess.Popen] = set()  # children to end if oomtriage itself is stopped
+
+
+def stop(process: subprocess.Popen) -> None:
+    """End a child and, when it leads its own process group, everything it started."""
+    try:
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def stop_all() -> None:
+    for process in list(RUNNING):
+        stop(process)
+
+
 def _tail(output: bytes, lines: int = 12, limit: int = 4000) -> str:
     text = output.decode("utf-8", errors="replace").rstrip()
     return "\n".join(text.splitlines()[-lines:])[-limit:]
@@ -162,7 +191,7 @@ def _wait(process: subprocess.Popen, timeout: float | None, on_tick: Ticker | No
     while True:
         now = time.monotonic()
         if deadline is not None and now >= deadline:
-            process.kill()
+            stop(process)
             return process.wait(), True
         wait = None if on_tick is None else POLL_SECONDS
         if deadline is not None:

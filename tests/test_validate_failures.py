@@ -43,3 +43,30 @@ def test_fifo_in_the_project_is_skipped_with_a_warning(tmp_path, isolated_home):
     out = result.stdout.decode()
     assert result.returncode == 0, out + result.stderr.decode()
     assert "Not copied" in out and "pipe" in out
+
+
+def test_sigterm_cleans_up_the_scratch_folder_and_the_repro(tmp_path, isolated_home):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow.py").write_text("import subprocess, sys, time\n"
+                                      "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # grandchild-marker'])\n"
+                                      "time.sleep(300)\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    validate = subprocess.Popen([sys.executable, "-m", "oomtriage", "validate", "--timeout", "200", "--", sys.executable, "slow.py"],
+                                cwd=tmp_path, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(scratch.glob("oomtriage-validate-*/baseline")):
+        time.sleep(0.2)
+    time.sleep(3)  # the repro and its child are running
+    validate.send_signal(signal.SIGTERM)
+    _, stderr = validate.communicate(timeout=60)
+    assert validate.returncode == 128 + signal.SIGTERM, stderr.decode()
+    assert b"stopped by signal" in stderr and b"Traceback" not in stderr
+    assert list(scratch.iterdir()) == []
+    time.sleep(1)
+    leftover = subprocess.run(["pgrep", "-f", "grandchild-marker"], capture_output=True)
+    assert leftover.stdout.strip() == b""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Literal, Protocol
@@ -110,7 +111,8 @@ class _Runner:
         result = run_command(_relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
                              max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
                              report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
-                             quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper)
+                             quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper,
+                             own_group=True)
         self.progress.finished(_outcome(result), result.measurement.steps if result.measurement else 0)
         return result, result.measurement
 
@@ -131,6 +133,37 @@ def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
     return [str(scratch) + item[len(root):] if item.startswith(root + os.sep) else item for item in command]
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so scratch folders and repros are cleaned up."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _stop_on_signals():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        from oomtriage.run import stop_all
+
+        stop_all()
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
 def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
              progress: ProgressSink | None = None, backend: Backend = "auto", run_model_patches: bool = False) -> ValidationResult:
@@ -143,7 +176,7 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
     if skipped:
         result.warnings.append(f"Not copied into the scratch folders (not regular files, or unreadable): {', '.join(skipped[:5])}"
                                + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
-    with tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
+    with _stop_on_signals(), tempfile.TemporaryDirectory(prefix="oomtriage-validate-") as folder:
         work = Path(folder)
         runner = _Runner(command, project, work, max_steps=max_steps, timeout=timeout, fake=fake, progress=progress or _NoProgress())
         runner.run_model_patches = run_model_patches
