@@ -51,13 +51,15 @@ def test_sigterm_cleans_up_the_scratch_folder_and_the_repro(tmp_path, isolated_h
     import sys
     import time
 
-    (tmp_path / "slow.py").write_text("import subprocess, sys, time\n"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "slow.py").write_text("import subprocess, sys, time\n"
                                       "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)  # grandchild-marker'])\n"
                                       "time.sleep(300)\n")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     validate = subprocess.Popen([sys.executable, "-m", "oomtriage", "validate", "--timeout", "200", "--", sys.executable, "slow.py"],
-                                cwd=tmp_path, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                cwd=project, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(scratch.glob("oomtriage-validate-*/baseline")):
         time.sleep(0.2)
