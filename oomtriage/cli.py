@@ -218,8 +218,8 @@ def run(
 
     try:
         capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
-    except ValueError:
-        fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
+    except ValueError as error:
+        fail(f"--simulate-gpu: {error}")
     from .backend import choose_backend
 
     fake, why = choose_backend(backend.value, capacity)
@@ -266,8 +266,8 @@ def validate(
 
     try:
         capacity = parse_size_arg(simulate_gpu) if simulate_gpu else None
-    except ValueError:
-        fail(f"--simulate-gpu: not a size: {simulate_gpu!r} (try 8GiB or 512MiB)")
+    except ValueError as error:
+        fail(f"--simulate-gpu: {error}")
     report = None
     if fixes is not None:
         try:

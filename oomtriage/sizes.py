@@ -57,9 +57,16 @@ def format_size(size: int | None) -> str:
 
 
 def parse_size_arg(text: str) -> int:
-    """Parse a size a user typed on the command line (``8GiB``, ``8G``, ``512MiB``, ``1e9``)."""
+    """Parse a card size a user typed on the command line (``8GiB``, ``8G``, ``512MiB``). A unit is
+    required (``8`` would be eight bytes, never what anyone means) and the size must be positive."""
     text = text.strip()
     try:
-        return int(float(text))
+        float(text)
     except ValueError:
-        return parse_size(text)
+        pass
+    else:
+        raise ValueError(f"{text!r} has no unit: write e.g. {text}GiB or {text}MiB")
+    size = parse_size(text)
+    if size <= 0:
+        raise ValueError("a card of zero bytes: give a positive size such as 8GiB")
+    return size

@@ -72,3 +72,19 @@ def test_sigterm_cleans_up_the_scratch_folder_and_the_repro(tmp_path, isolated_h
     time.sleep(1)
     leftover = subprocess.run(["pgrep", "-f", "grandchild-marker"], capture_output=True)
     assert leftover.stdout.strip() == b""
+
+
+def test_a_step_limit_that_stops_before_the_oom_is_not_fits(tmp_path, isolated_home):
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(64, 64)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(6):\n"
+        "    loss = model(torch.randn(8, 64)).pow(2).mean()\n"
+        "    optimizer.zero_grad(); loss.backward(); optimizer.step()\n"
+        "    if step == 4:  # the evaluation that OOMs comes after a few steps\n"
+        "        big = torch.empty(2**28)\n")
+    result = run_cli("validate", "--simulate-gpu", "64MiB", "--max-steps", "2", "--", "python3", "train.py", cwd=tmp_path, timeout=300)
+    out = result.stdout.decode()
+    assert "stopped at the --max-steps limit after 2 step(s)" in out and "fits" not in out
+    assert "--max-steps 8" in out

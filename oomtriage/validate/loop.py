@@ -216,6 +216,13 @@ def _summary(result: ValidationResult) -> str:
         return f"The run needs {format_size(needs)}; the (simulated) card has {format_size(capacity)}."
     if baseline.oom:
         return "The baseline run ran out of memory."
+    if baseline.exit == "max_steps":
+        # Stopping early is not fitting: the OOM may come in a later step or phase (evaluation after step N).
+        phase = result.report.phase if result.report and result.report.phase != "unknown" else None
+        where = f" (the report says it failed in {phase})" if phase else ""
+        return (f"The run stopped at the --max-steps limit after {baseline.steps} step(s) without an OOM, before reaching "
+                f"the part that failed{where}: nothing was reproduced. Try --max-steps {max(2, 4 * baseline.steps)} or more "
+                f"(peak so far {format_size(baseline.peak_reserved_bytes)} reserved).")
     return f"The baseline fits: peak {format_size(baseline.peak_reserved_bytes)} reserved."
 
 
