@@ -22,6 +22,26 @@ def analyze_inputs(paths: Sequence[str | Path], *, text: str | None = None, note
     return analyze_context(build_context(paths, text=text, note=note, roots=roots), llm=llm)
 
 
+def analyze_each(paths: Sequence[str | Path], *, note: str | None = None, llm: "LLMConfig | None" = None,
+                 source_roots: Sequence[str | Path] | None = None) -> list[tuple[str, TriageReport]]:
+    """Several logs are several failures: each log is triaged on its own, with the inputs that are
+    not logs (a snapshot, memory_stats, a trace) joined to each. One log: one report, as analyze_inputs."""
+    from .context import classify_file
+
+    logs = [path for path in paths if _is_log(Path(path), classify_file)]
+    others = [path for path in paths if path not in logs]
+    if len(logs) <= 1:
+        return [(", ".join(map(str, paths)) or "<stdin>", analyze_inputs(paths, note=note, llm=llm, source_roots=source_roots))]
+    return [(str(log), analyze_inputs([*others, log], note=note, llm=llm, source_roots=source_roots)) for log in logs]
+
+
+def _is_log(path: Path, classify) -> bool:
+    try:
+        return path.is_file() and classify(path) == "log"
+    except Exception:  # noqa: BLE001 - unreadable: analyze_inputs reports it in one line
+        return False
+
+
 def analyze_context(context: TriageContext, *, llm: "LLMConfig | None" = None) -> TriageReport:
     report = triage(context)
     if llm is None:

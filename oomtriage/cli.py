@@ -122,6 +122,28 @@ def llm_config(engine: Optional[Engine], base_url: Optional[str], model: Optiona
         fail(str(error))
 
 
+def _several(reports, output_format, *, color: bool) -> str:
+    """One report per log: JSON holds {"reports": [{"input": ..., "report": ...}]}; text and Markdown
+    give each log's report under its name, after a one-line-per-log table."""
+    import json
+
+    from .render import RENDERERS, to_text
+
+    if output_format is OutputFormat.json:
+        return json.dumps({"reports": [{"input": name, "report": json.loads(report.model_dump_json())} for name, report in reports]},
+                          indent=2)
+    table = [f"{len(reports)} logs, each triaged on its own:"]
+    for name, report in reports:
+        top = report.causes[0].id if report.causes else "-"
+        state = "OOM" if report.detected else ("suspected OOM" if report.suspected else "no OOM")
+        table.append(f"  {name}: {state}, top cause {top}")
+    parts = ["\n".join(table)]
+    for name, report in reports:
+        body = to_text(report, color=color) if output_format is OutputFormat.text else RENDERERS[output_format.value](report)
+        parts.append(f"\n== {name} ==\n{body}")
+    return "\n".join(parts)
+
+
 def read_inputs(files: Optional[List[str]]) -> tuple[list[str], Optional[str]]:
     paths = [item for item in (files or []) if item != "-"]
     return paths, read_stdin() if (not files or "-" in files) else None
@@ -145,9 +167,18 @@ def analyze(
     config = llm_config(engine, base_url, model, offline, no_cache, no_redact, prompts, max_prompt_tokens, timeout)
     paths, text = read_inputs(files)
     try:
-        report = analyze_inputs(paths, text=text, note=note, llm=config, source_roots=source_roots(source, text))
+        if text is None and len(paths) > 1:
+            from .api import analyze_each
+
+            reports = analyze_each(paths, note=note, llm=config, source_roots=source_roots(source, text))
+        else:
+            reports = [("", analyze_inputs(paths, text=text, note=note, llm=config, source_roots=source_roots(source, text)))]
     except OomtriageError as error:
         fail(str(error))
+    if len(reports) > 1:
+        emit(_several(reports, output_format, color=output is None and is_terminal(sys.stdout)), output)
+        return
+    report = reports[0][1]
     if output_format is OutputFormat.text:
         rendered = to_text(report, color=output is None and is_terminal(sys.stdout))
     else:

@@ -112,3 +112,17 @@ def test_wheel_installs_collectors_and_prompts_inside_the_package(tmp_path):
         assert module in names, module
     assert any(name.startswith("oomtriage/prompts/") and name.endswith(".j2") for name in names)
     assert not any(name.startswith(("collectors/", "prompts/")) for name in names)
+
+
+def test_two_logs_are_two_failures(tmp_path):
+    import json as _json
+
+    from tests.conftest import LOGS
+
+    result = run_cli("analyze", str(LOGS / "pytorch_c_reserved.log"), str(LOGS / "tf2_fit.log"), "--format", "json")
+    assert result.returncode == 0, result.stderr.decode()
+    reports = _json.loads(result.stdout)["reports"]
+    assert [entry["input"].rsplit("/", 1)[-1] for entry in reports] == ["pytorch_c_reserved.log", "tf2_fit.log"]
+    assert [entry["report"]["error"]["framework"] for entry in reports] == ["pytorch", "tensorflow"]
+    text = run_cli("analyze", str(LOGS / "pytorch_c_reserved.log"), str(LOGS / "tf2_fit.log")).stdout.decode()
+    assert text.startswith("2 logs, each triaged on its own") and "== " in text
