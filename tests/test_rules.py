@@ -478,3 +478,9 @@ def test_live_small_batch_counts_against_the_batch():
     batch = next((cause for cause in causes if cause.id == "batch_too_large"), None)
     assert batch is None or any("already 2" in item for item in batch.evidence)
     assert "batch_too_large" not in [cause.id for cause in causes][:1]
+
+
+def test_the_first_step_after_evaluation_is_not_at_once():
+    signals = read_signals(build_context([], text="torch.OutOfMemoryError: CUDA out of memory.",
+                                         note="fails on the first training step after evaluation"))
+    assert not signals.immediate and signals.repeated_calls

@@ -56,7 +56,8 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|from about [\d.]+ ?G?B|"
            r"(?:rising|rose|grew|growing|goes) from")
-_IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b|"
+# "the first step after evaluation" is not "at once": the run got through training and an evaluation.
+_IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b(?! (?:after|following|once))|"
               r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:start-?up|the start|launch)|during (?:start-?up|initiali[sz]ation)|"
               r"before any|right after (?:start|launch)|very first")
 # --- what the user tried and what changed -------------------------------------------------------
@@ -68,6 +69,7 @@ _BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|batch 
 _INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
 _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time|model|task|evaluation)\b|"
              r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task)|one after another|in (?:sequence|succession|turn)|"
+             r"(?:after|following) (?:an |the |each |every )?(?:evaluation|eval|validation)\b|"
              r"many (?:runs|fits|models|experiments|calls)|series of|several times|across (?:many|multiple) (?:calls|runs)|"
              r"on its own (?:works|is fine|runs)|different (?:sizes|shapes|dimensions)|varying (?:sizes|shapes)")
 _VERSION_CHANGE = (r"(?:after|since|when) (?:upgrad|updat|pull|moving to|switching to|bump)\w*|(?:upgrad|updat|bump)\w* (?:to|past|from)|"
