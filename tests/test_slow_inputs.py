@@ -1,0 +1,58 @@
+"""Inputs that once took minutes (quadratic backtracking, regions that grew to the whole file) are
+analysed in seconds, and a 100 MB log of dense OOM lines in bounded memory. Bounds are generous:
+these machines are shared; the speed figures live in BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from oomtriage.api import analyze_inputs
+from oomtriage.llm.redact import redact
+
+TF_WARNING = ("W tensorflow/core/common_runtime/bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory trying to "
+              "allocate 3.46GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that "
+              "there could be performance gains if more memory were available.\n")
+SLOW_INPUTS = {
+    "digits after a size": "Tried to allocate 2.00 GiB. " + "1" * 16_000 + "\n",
+    "letters before a phrase": "a" * 65_536 + " CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    "repeated GPU vendor": "NVIDIA " * 30_000 + "\nCUDA out of memory\n",
+    "dense OOM lines": "RuntimeError: CUDA error: out of memory\n" * 250_000,
+    "TensorFlow warnings every 17 KB": (TF_WARNING + "x" * 17_000 + "\n") * 600,
+}
+BOUND_SECONDS = 30
+
+
+@pytest.mark.parametrize("name", list(SLOW_INPUTS))
+def test_once_slow_input_is_fast(name, tmp_path):
+    path = tmp_path / "input.log"
+    path.write_text(SLOW_INPUTS[name])
+    started = time.perf_counter()
+    analyze_inputs([path])
+    assert time.perf_counter() - started < BOUND_SECONDS
+
+
+def test_redaction_of_a_long_dotted_line_is_linear():
+    started = time.perf_counter()
+    redact("a." * 20_000, home="")
+    assert time.perf_counter() - started < BOUND_SECONDS / 3
+
+
+@pytest.mark.slow
+def test_dense_100mb_log_in_bounded_memory(tmp_path):
+    path = tmp_path / "dense.log"
+    line = b"RuntimeError: CUDA error: out of memory\n"
+    with path.open("wb") as handle:
+        for _ in range(100):
+            handle.write(line * (1024 * 1024 // len(line)))
+    probe = ("import json, resource; from oomtriage.api import analyze_inputs;"
+             f"r = analyze_inputs([{str(path)!r}]);"
+             "print(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 'detected': r.detected}))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    measured = json.loads(result.stdout)
+    assert measured["detected"] and measured["rss"] < 300 * 1024  # KiB
