@@ -75,10 +75,8 @@ TRIGGER_PHRASES = [
 # scan first finds cheap lower-case literal keys with bytes.find (memchr speed), then checks only the
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
-PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"convolution algorithm",
-                  b"device-side", b"too many resources", b"oom", b"buffer size", b"kv cache", b"algorithms tried",
-                  b"algorithm worked", b"segmentation fault", b"device ordinal", b"cuda-capable",
-                  b"operation timeout"]
+PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
+                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

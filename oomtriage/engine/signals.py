@@ -163,7 +163,8 @@ class Signals:
 
 
 def _search(pattern: str, text: str) -> re.Match[str] | None:
-    return re.search(pattern, text, re.IGNORECASE)
+    # Nothing to read, nothing to compile: compiling these patterns is most of a note-less run's cost.
+    return re.search(pattern, text, re.IGNORECASE) if text and not text.isspace() else None
 
 
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12, "trillion": 1e12}
