@@ -168,7 +168,9 @@ def _site(frames: Any, cache: dict[int, str]) -> str:
     return site
 
 
-def digest_snapshot(snapshot: dict[str, Any]) -> SnapshotDigest:
+def digest_snapshot(snapshot: dict[str, Any], device: int | None = None) -> SnapshotDigest:
+    """The allocator's state in a snapshot; with ``device``, only that device's segments and trace
+    (a snapshot taken in the OOM observer covers every device, and the others say nothing)."""
     reserved = allocated = active = 0
     free_blocks: list[int] = []
     sites: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -177,6 +179,8 @@ def digest_snapshot(snapshot: dict[str, Any]) -> SnapshotDigest:
     seen: set[int] = set()
     segments = []
     for segment in raw_segments if isinstance(raw_segments, list) else []:
+        if device is not None and isinstance(segment, dict) and segment.get("device", device) != device:
+            continue
         if isinstance(segment, dict) and id(segment) not in seen:  # a segment shared by reference counts once
             seen.add(id(segment))
             segments.append(segment)
@@ -203,7 +207,7 @@ def digest_snapshot(snapshot: dict[str, Any]) -> SnapshotDigest:
                 free_blocks.append(size)
     free_total = sum(free_blocks)
     largest_free = max(free_blocks, default=0)
-    oom = _last_oom(snapshot)
+    oom = _last_oom(snapshot, device)
     top = sorted(sites.items(), key=lambda item: item[1][0], reverse=True)[:TOP_SITES]
     return SnapshotDigest(
         segments=len(segments),
@@ -217,13 +221,17 @@ def digest_snapshot(snapshot: dict[str, Any]) -> SnapshotDigest:
         top_sites=[AllocationSite(location=location, bytes=size, count=count) for location, (size, count) in top],
         oom_requested_bytes=_size(oom.get("size")) if oom else None,
         oom_device_free_bytes=(_size(oom.get("device_free")) or None) if oom else None,
-        trace_entries=sum(len(trace) for trace in _traces(snapshot)),
+        trace_entries=sum(len(trace) for trace in _traces(snapshot, device)),
     )
 
 
-def _traces(snapshot: dict[str, Any]) -> list[list[Any]]:
+def _traces(snapshot: dict[str, Any], device: int | None = None) -> list[list[Any]]:
     traces = snapshot.get("device_traces")
-    return [trace for trace in traces if isinstance(trace, list)] if isinstance(traces, list) else []
+    if not isinstance(traces, list):
+        return []
+    if device is not None:  # device_traces is indexed by device
+        traces = traces[device:device + 1] if 0 <= device < len(traces) else []
+    return [trace for trace in traces if isinstance(trace, list)]
 
 
 def _setting_on(settings: Any, name: str) -> bool:
@@ -235,8 +243,8 @@ def _setting_on(settings: Any, name: str) -> bool:
     return False
 
 
-def _last_oom(snapshot: dict[str, Any]) -> dict[str, Any] | None:
-    for trace in _traces(snapshot):
+def _last_oom(snapshot: dict[str, Any], device: int | None = None) -> dict[str, Any] | None:
+    for trace in _traces(snapshot, device):
         for entry in reversed(trace):
             if isinstance(entry, dict) and entry.get("action") == "oom":
                 return entry

@@ -36,7 +36,8 @@ def attach_cuda_observer(torch: Any) -> bool:
             captured["memory_summary"] = torch.cuda.memory_summary(device)
             from oomtriage.collectors.snapshot import digest_snapshot
 
-            captured["snapshot"] = digest_snapshot(torch.cuda.memory._snapshot(device))
+            # The snapshot covers every device: digest the one that failed.
+            captured["snapshot"] = digest_snapshot(torch.cuda.memory._snapshot(), device=device)
         except Exception as error:
             captured["error"] = f"{type(error).__name__}: {error}"
         _OBSERVED.clear()
@@ -44,6 +45,20 @@ def attach_cuda_observer(torch: Any) -> bool:
 
     try:
         attach(observer)
+    except Exception:
+        return False
+    return True
+
+
+HISTORY_ENTRIES = 100_000  # allocation events kept by PyTorch's history ring buffer
+
+
+def record_memory_history(torch: Any) -> bool:
+    """Ask PyTorch to record allocation sites and a trace (CUDA only); False where it cannot."""
+    try:
+        if not torch.cuda.is_available():
+            return False
+        torch.cuda.memory._record_memory_history(max_entries=HISTORY_ENTRIES)
     except Exception:
         return False
     return True
@@ -113,6 +128,7 @@ def context_from_exception(error: BaseException, tb: TracebackType | None) -> Tr
     found = context.environment.model_dump(exclude_defaults=True)
     context.environment = live_env.model_copy(update={k: v for k, v in found.items() if v and k != "source"})
     stats, snapshot, live = _memory_state()
+    context.memory_summary = (_OBSERVED.get("memory_summary") or None) if not live else None
     context.memory_stats = stats
     context.snapshot = snapshot
     context.runtime = _runtime_info(live)

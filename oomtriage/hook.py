@@ -30,14 +30,22 @@ def is_oom_exception(error: BaseException) -> bool:
     return isinstance(error, Exception) and bool(_OOM_TEXT.search(str(error)[:4000]))
 
 
-def install(report_dir: str | os.PathLike | None = None) -> bool:
+def install(report_dir: str | os.PathLike | None = None, record_history: bool | None = None) -> bool:
     """Triage OOMs that escape ``sys.excepthook`` and ``threading.excepthook``. Returns False when
-    disabled by ``OOMTRIAGE_DISABLE=1``; calling it twice is harmless."""
+    disabled by ``OOMTRIAGE_DISABLE=1``; calling it twice is harmless. ``record_history`` (or
+    ``OOMTRIAGE_RECORD_HISTORY=1``) turns on PyTorch's allocation history on CUDA when torch is
+    imported, so the snapshot at the OOM has allocation sites and a trace (it costs time per step)."""
     if os.environ.get("OOMTRIAGE_DISABLE", "") not in ("", "0"):
         return False
     if report_dir is not None:
         _state["report_dir"] = os.fspath(report_dir)
+    if record_history is not None:
+        _state["record_history"] = record_history
     if _state["installed"]:
+        if record_history and "torch" in sys.modules:
+            from .capture import record_memory_history
+
+            record_memory_history(sys.modules["torch"])
         return True
     _state["previous"] = sys.excepthook
     _state["previous_thread"] = threading.excepthook
@@ -148,9 +156,14 @@ class _TorchImportWatcher:
 
 
 def _on_torch_imported(torch: Any) -> None:
-    from .capture import attach_cuda_observer
+    from .capture import attach_cuda_observer, record_memory_history
 
     attach_cuda_observer(torch)
+    wanted = _state.get("record_history")
+    if wanted is None:
+        wanted = os.environ.get("OOMTRIAGE_RECORD_HISTORY", "") not in ("", "0")
+    if wanted:
+        record_memory_history(torch)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -197,6 +197,7 @@ class TriageContext(Model):
     environment: Environment = Field(default_factory=Environment)
     stack: StackTrace | None = None
     memory_stats: MemoryStats | None = None
+    memory_summary: str | None = Field(None, description="torch.cuda.memory_summary() of the failing device, as captured")
     snapshot: SnapshotDigest | None = None
     profiler: list[ProfilerSummary] = Field(default_factory=list)
     excerpt: LogExcerpt | None = None
@@ -280,6 +281,7 @@ class TriageReport(Model):
     non_oom_errors: list[OomError] = Field(default_factory=list)
     environment: Environment = Field(default_factory=Environment)
     stack: StackTrace | None = Field(None, description="the failing traceback: where code fixes are applied")
+    memory_summary: str | None = Field(None, description="torch.cuda.memory_summary() captured at the OOM (live runs)")
     llm_analysis: str | None = None
     changelog_summary: str | None = None
     sources: list[str] = Field(default_factory=list)

@@ -115,6 +115,15 @@ class FakeLLM:
                     except urllib.error.HTTPError as error:
                         self._send(error.code, {"error": {"message": error.read().decode(errors="replace")}})
                     return
+                if fake.mode == "retry_after":
+                    data = b'{"error": {"message": "slow down"}}'
+                    self.send_response(429)
+                    self.send_header("Retry-After", "100")
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if fake.mode in ("html", "empty", "drip"):
                     self._raw(fake.mode)
                     return

@@ -39,3 +39,19 @@ def test_malformed_inputs_never_raise_and_never_hang(seed, tmp_path):
             failures.append(f"{kind} {name}: {elapsed:.1f} s")
         path.unlink()
     assert not failures, "\n".join(failures[:20])
+
+
+def test_memory_stays_bounded_over_many_malformed_inputs():
+    """The fuzz run in its own process (no torch imported): peak RSS bounded, no crash."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, str(root / "bench" / "fuzz.py"), "--cases", "300", "--seed", "5"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = result.stdout.splitlines()[0]
+    assert "crashes 0;" in summary, result.stdout
+    rss = float(summary.rsplit("peak RSS ", 1)[1].split()[0])
+    assert rss < 400, summary  # MiB

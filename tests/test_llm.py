@@ -236,3 +236,13 @@ def test_escaped_quotes_in_a_reply_are_not_a_truncation(isolated_home):
         report = _analyze(server)
     assert report.engine.used == "llm", report.engine.fallback_reason
     assert 'a quote " inside' in report.llm_analysis
+
+
+def test_retry_after_cannot_stall_past_the_timeout(isolated_home):
+    import time
+
+    with FakeLLM("retry_after") as server:
+        started = time.monotonic()
+        report = _analyze(server, timeout=3, max_retries=2)  # as for a remote host: the SDK honours Retry-After
+        elapsed = time.monotonic() - started
+    assert report.engine.used == "rules" and report.engine.fallback_reason and elapsed < 15

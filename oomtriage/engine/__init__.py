@@ -86,6 +86,7 @@ def triage(context: TriageContext) -> TriageReport:
         non_oom_errors=context.non_oom_errors,
         environment=context.environment,
         stack=context.stack,
+        memory_summary=context.memory_summary,
         sources=context.sources,
         warnings=list(context.warnings),
         engine=EngineInfo(used="rules"),
