@@ -52,12 +52,19 @@ _CODE_OPS = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ
              "PERSID", "BINPERSID"}
 
 
+MAX_OBJECTS = 5_000_000  # objects a snapshot may build (a real 32 MiB snapshot builds about a million)
+
+
 def check_opcodes(data: bytes, name: str) -> None:
     import pickletools
 
     memo_limit = max(1024, len(data))  # every memo entry needs at least one opcode byte
+    objects = 0
     try:
         for opcode, argument, _ in pickletools.genops(data):
+            objects += 1
+            if objects > 2 * MAX_OBJECTS:  # opcodes bound the objects built: a budget before loading
+                raise SnapshotError(f"refused: the pickle builds more than {MAX_OBJECTS:,} objects", path=name)
             if opcode.name in _CODE_OPS:
                 raise SnapshotError(f"refused: the pickle uses {opcode.name}; a memory snapshot holds only plain data", path=name)
             if opcode.name in _MEMO_OPS and isinstance(argument, int) and not 0 <= argument <= memo_limit:
