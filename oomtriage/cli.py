@@ -153,8 +153,8 @@ def read_inputs(files: Optional[List[str]]) -> tuple[list[str], Optional[str]]:
 def analyze(
     files: List[str] = typer.Argument(None, help="Log files, snapshots (.pickle), memory_stats/trace JSON; '-' for stdin."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help='What you know: "fails during validation", "seq len 8192".'),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text, json or markdown."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (default), json or markdown."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file (default: standard output)."),
     engine: Optional[Engine] = ENGINE, base_url: Optional[str] = BASE_URL, model: Optional[str] = MODEL,
     offline: bool = OFFLINE, no_cache: bool = NO_CACHE, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
     max_prompt_tokens: Optional[int] = MAX_TOKENS, timeout: Optional[float] = TIMEOUT,
@@ -232,15 +232,15 @@ def prompt(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     command: List[str] = typer.Argument(..., help="The command to run, after --: oomtriage run -- python train.py"),
-    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Run on CPU against a simulated GPU of this size, e.g. 8GiB."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop cleanly after N optimizer steps."),
+    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Run on CPU against a simulated GPU of this size, e.g. 8GiB (default: no simulation)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop cleanly after N optimizer steps (default: no limit)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the triage report (JSON, as analyze) here."),
     measure: Optional[Path] = typer.Option(None, "--measure", help="Write the run's peak memory (JSON) here."),
-    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where the hook writes per-rank reports."),
+    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where the hook writes per-rank reports (default: $OOMTRIAGE_REPORT_DIR, else a temporary folder removed after the run)."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help="What you know about the run."),
     backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
         "With --simulate-gpu: execute the script, or fake (shapes only: no compute, no memory, no values); "
-        "auto fakes only a card larger than this machine's memory.")),
+        "auto (default) fakes only a card larger than half of this machine's available memory.")),
 ) -> None:
     """Run a command with OOM triage installed; returns the command's exit code."""
     from .render import to_text
@@ -272,19 +272,20 @@ def run(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def validate(
     command: List[str] = typer.Argument(..., help="The repro, after --: oomtriage validate -- python train.py"),
-    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Validate against a simulated GPU of this size."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop each run after N optimizer steps."),
+    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Validate against a simulated GPU of this size, e.g. 100MiB (default: the real device)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop each run after N optimizer steps (default: no limit)."),
     fixes: Optional[Path] = typer.Option(None, "--fixes", help="A report JSON whose fixes to validate (default: triage the repro's OOM)."),
     changelog: Optional[Path] = typer.Option(None, "--changelog", help="Append accepted fixes to this CHANGELOG.md."),
     output_format: ValidationFormat = typer.Option("text", "--format", "-f", help="text or json (default text)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to this file (the JSON is what "
                                           "`oomtriage apply` reads)."),
-    project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of."),
+    project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of (default: the current folder)."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Only validate fixes of this kind (repeatable)."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds)."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds, default 600)."),
     backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
         "execute: run the repro for real (CPU or GPU); fake: shapes only, no compute and no memory, numerics not "
-        "checked; auto: fake only when the simulated card would not fit in this machine's memory.")),
+        "checked; auto (default): fake only when the simulated card is larger than half of this machine's "
+        "available memory.")),
     run_model_patches: bool = typer.Option(False, "--run-model-patches", help=(
         "Run the changes a model wrote (after a static screen, confined: no network, only the scratch folder "
         "writable where bubblewrap works). Default: shown, never run.")),
