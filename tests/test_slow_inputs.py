@@ -5,6 +5,7 @@ these machines are shared; the speed figures live in BENCHMARKS.md."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -52,7 +53,10 @@ def test_dense_100mb_log_in_bounded_memory(tmp_path):
     probe = ("import json, resource; from oomtriage.api import analyze_inputs;"
              f"r = analyze_inputs([{str(path)!r}]);"
              "print(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 'detected': r.detected}))")
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    # A clean environment: a variable another test left behind (a PYTHONPATH to the run wrapper's
+    # sitecustomize, say) must not import torch into the probe and blur what is measured.
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("OOMTRIAGE_", "PYTHON"))}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     measured = json.loads(result.stdout)
     assert measured["detected"] and measured["rss"] < 300 * 1024  # KiB

@@ -38,8 +38,13 @@ def _unshare_works() -> bool:
 def confinement(writable: Path, cwd: Path) -> tuple[list[str] | None, str]:
     """A command prefix that confines a run, and a sentence that says what it does."""
     if _bwrap_works():
-        prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                  "--bind", str(writable), str(writable), "--unshare-net", "--die-with-parent", "--chdir", str(cwd), "--"]
+        # The whole file system read-only (the interpreter and oomtriage may live anywhere, /tmp
+        # included), the scratch folder writable, and a temporary folder inside it for the run.
+        scratch_tmp = writable / ".tmp"
+        scratch_tmp.mkdir(exist_ok=True)
+        prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                  "--bind", str(writable), str(writable), "--setenv", "TMPDIR", str(scratch_tmp),
+                  "--unshare-net", "--die-with-parent", "--chdir", str(cwd), "--"]
         return prefix, "confined with bubblewrap: no network, only the scratch folder writable"
     if _unshare_works():
         return ["unshare", "--net", "--map-root-user", "--"], "confined with unshare: no network (the file system is not confined)"
