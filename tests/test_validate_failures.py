@@ -88,3 +88,12 @@ def test_a_step_limit_that_stops_before_the_oom_is_not_fits(tmp_path, isolated_h
     out = result.stdout.decode()
     assert "stopped at the --max-steps limit after 2 step(s)" in out and "fits" not in out
     assert "--max-steps 8" in out
+
+
+def test_every_kind_called_validatable_has_an_applier():
+    from oomtriage.engine.fixes import VALIDATABLE_KINDS
+    from oomtriage.validate.rewrite import REWRITES
+
+    by_options = {"reduce_batch_size", "mixed_precision"}  # candidates.args_fix
+    by_environment = {"alloc_conf"}  # the fix carries its env
+    assert VALIDATABLE_KINDS <= set(REWRITES) | by_options | by_environment

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from oomtriage.models import Fix
 
+# Only kinds the validator has an applier for (the script's options, an environment variable, or
+# an AST rewrite in oomtriage.validate.rewrite): gradient_checkpointing, optimizer_memory and
+# reduce_input_size have none yet, so they are advice, and the model is told so.
 VALIDATABLE_KINDS = {
-    "reduce_batch_size", "mixed_precision", "gradient_checkpointing", "no_grad_eval", "detach_accumulated_loss",
-    "free_references", "alloc_conf", "sdpa_attention", "optimizer_memory", "reduce_input_size",
+    "reduce_batch_size", "mixed_precision", "no_grad_eval", "detach_accumulated_loss", "free_references",
+    "alloc_conf", "sdpa_attention",
 }
 
 
