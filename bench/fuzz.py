@@ -23,6 +23,17 @@ from oomtriage.render import RENDERERS, to_text  # noqa: E402
 from tests.fuzz_inputs import cases  # noqa: E402
 
 
+def _peak_rss_mib() -> float:
+    """This process's own peak (VmHWM): ru_maxrss would carry a parent's peak across fork+exec."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=3000)
@@ -51,7 +62,7 @@ def main() -> None:
         worst = max(worst, (elapsed, f"{kind} {name}"))
         path.unlink()
     total = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = _peak_rss_mib()
     print(f"cases {args.cases} (seed {args.seed}) in {total:.1f} s; crashes {sum(crashes.values())}; "
           f"worst case {worst[0]:.2f} s ({worst[1]}); peak RSS {rss:.0f} MiB")
     for outcome, count in sorted(outcomes.items()):

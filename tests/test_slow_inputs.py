@@ -50,9 +50,12 @@ def test_dense_100mb_log_in_bounded_memory(tmp_path):
     with path.open("wb") as handle:
         for _ in range(100):
             handle.write(line * (1024 * 1024 // len(line)))
-    probe = ("import json, resource; from oomtriage.api import analyze_inputs;"
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child of a pytest that
+    # has imported torch would report the parent's half gigabyte.
+    probe = ("import json, re; from oomtriage.api import analyze_inputs;"
              f"r = analyze_inputs([{str(path)!r}]);"
-             "print(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 'detected': r.detected}))")
+             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1));"
+             "print(json.dumps({'rss': hwm, 'detected': r.detected}))")
     # A clean environment: a variable another test left behind (a PYTHONPATH to the run wrapper's
     # sitecustomize, say) must not import torch into the probe and blur what is measured.
     env = {name: value for name, value in os.environ.items() if not name.startswith(("OOMTRIAGE_", "PYTHON"))}
