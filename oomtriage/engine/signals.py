@@ -54,7 +54,7 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"(?:during|in|at) (?:epoch|iteration|step) \d+|\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
            r"partway|part-way|mid-?(?:training|epoch|run|way)|midway|"
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
-           r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|from about [\d.]+ ?G?B|"
+           r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
            r"(?:rising|rose|grew|growing|goes) from")
 # "the first step after evaluation" is not "at once": the run got through training and an evaluation.
 _IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b(?! (?:after|following|once))|"
@@ -80,7 +80,7 @@ _VERSION_CHANGE = (r"(?:after|since|when) (?:upgrad|updat|pull|moving to|switchi
 _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?:\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
-                  r"already (?:in use|busy|running|occupied)|lab server|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
+                  r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
                   r"(?:held|used|taken|occupied) by (?:another|other|someone)")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
