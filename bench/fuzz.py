@@ -17,10 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oomtriage.api import analyze_inputs  # noqa: E402
-from oomtriage.errors import OomtriageError  # noqa: E402
-from oomtriage.render import RENDERERS, to_text  # noqa: E402
-from tests.fuzz_inputs import cases  # noqa: E402
+from tests.fuzz_inputs import cases, run_case  # noqa: E402
 
 
 def _peak_rss_mib() -> float:
@@ -49,13 +46,8 @@ def main() -> None:
         path.write_bytes(data)
         begin = time.perf_counter()
         try:
-            report = analyze_inputs([path])
-            to_text(report, color=False)
-            for render in RENDERERS.values():
-                render(report)
-            outcomes[f"{kind}: report"] += 1
-        except OomtriageError:
-            outcomes[f"{kind}: one-line error"] += 1
+            outcome = run_case(path)
+            outcomes[f"{kind}: {'report' if outcome == 'report' else 'one-line error'}"] += 1
         except Exception as error:  # noqa: BLE001
             crashes[f"{kind}: {type(error).__name__}: {str(error)[:80]}"] += 1
         elapsed = time.perf_counter() - begin

@@ -104,7 +104,7 @@ SOURCE = typer.Option(None, "--source", help="A folder whose files the traceback
                       "current directory for log files, nothing for a log on stdin; files elsewhere are never read.")
 
 
-def source_roots(folders: Optional[List[Path]], text: Optional[str]) -> Optional[list[Path]]:
+def source_roots(folders: Optional[List[Path]]) -> Optional[list[Path]]:
     if not folders:
         return None  # the defaults of build_context: cwd for files, nothing for stdin
     return [Path.cwd(), *folders]
@@ -170,9 +170,9 @@ def analyze(
         if text is None and len(paths) > 1:
             from .api import analyze_each
 
-            reports = analyze_each(paths, note=note, llm=config, source_roots=source_roots(source, text))
+            reports = analyze_each(paths, note=note, llm=config, source_roots=source_roots(source))
         else:
-            reports = [("", analyze_inputs(paths, text=text, note=note, llm=config, source_roots=source_roots(source, text)))]
+            reports = [("", analyze_inputs(paths, text=text, note=note, llm=config, source_roots=source_roots(source)))]
     except OomtriageError as error:
         fail(str(error))
     if len(reports) > 1:
@@ -209,7 +209,7 @@ def prompt(
     config = llm_config(Engine.rules, None, model, False, False, no_redact, prompts, max_prompt_tokens, None)
     paths, text = read_inputs(files)
     try:
-        context = build_context(paths, text=text, note=note, roots=source_roots(source, text))
+        context = build_context(paths, text=text, note=note, roots=source_roots(source))
         rendered = render_prompt(context, triage(context), max_tokens=config.max_prompt_tokens,
                                  model=config.model_name if model else None, prompts_dir=config.prompts_dir,
                                  redact_secrets=config.redact)

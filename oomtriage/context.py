@@ -8,7 +8,7 @@ from typing import Iterable
 
 from .errors import InputError
 from .logread import LogView, open_log, view_from_text
-from .models import TriageContext
+from .models import OomError, TriageContext
 
 EXCERPT_BEFORE = 80
 EXCERPT_AFTER = 30
@@ -97,11 +97,9 @@ def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, 
     return context
 
 
-def error_from_recordings(context: TriageContext) -> "OomError | None":
+def error_from_recordings(context: TriageContext) -> OomError | None:
     """A snapshot whose trace holds an OOM event (what PyTorch's OOM observer dumps), or a profiler
     trace with an [OutOfMemory] event, is an OOM even without a log."""
-    from .models import OomError
-
     snapshot = context.snapshot
     if snapshot is not None and snapshot.oom_requested_bytes is not None:
         return OomError(format="snapshot_oom_event", framework="pytorch", backend="cuda",
@@ -197,9 +195,6 @@ MAX_JSON_DEPTH = 200
 
 def _add_json_text(context: TriageContext, text: str, name: str) -> bool:
     from pydantic import ValidationError
-
-    from oomtriage.collectors.memory_stats import looks_like_memory_stats, parse_memory_stats
-    from oomtriage.collectors.profiler import looks_like_chrome_trace, parse_chrome_trace
 
     if _nesting_depth(text) > MAX_JSON_DEPTH:
         raise InputError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels: not memory stats, a trace or a context", path=name)

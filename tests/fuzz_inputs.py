@@ -102,6 +102,25 @@ def snapshot(rng: random.Random) -> bytes:
     return data
 
 
+def run_case(path: Path) -> str:
+    """One input through the real entry point and every renderer: "report", or "error" for
+    oomtriage's one-line error. Anything else is raised: that is a crash."""
+    from oomtriage.api import analyze_inputs
+    from oomtriage.errors import OomtriageError
+    from oomtriage.render import RENDERERS, to_text
+
+    try:
+        report = analyze_inputs([path])
+    except OomtriageError as error:
+        if "\n" in str(error):
+            raise AssertionError(f"{path.name}: a multi-line error") from None
+        return "error"
+    to_text(report, color=False)
+    for render in RENDERERS.values():
+        render(report)
+    return "report"
+
+
 def cases(seed: int, count: int):
     """(kind, file name, bytes) for ``count`` inputs of every kind, reproducibly."""
     rng = random.Random(seed)

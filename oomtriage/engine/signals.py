@@ -100,7 +100,6 @@ _LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
                r"\bvoxel\b|\bpoint clouds?\b|inputs? of [\d.]+ ?[kK]? tokens")
-_LARGE_REQUEST_SUBJECT = r"(?:logits|log ?probs?|logprobs|vocab\w*|classes|lm_head)"
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b")
