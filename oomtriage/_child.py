@@ -3,7 +3,8 @@
 GPU, ``--max-steps`` and a peak-memory measurement. ``oomtriage run`` starts this; users don't.
 
 Environment: OOMTRIAGE_SIMULATE_GPU (bytes), OOMTRIAGE_MAX_STEPS, OOMTRIAGE_MEASURE_FILE,
-OOMTRIAGE_FINGERPRINT=1, OOMTRIAGE_FAKE=1, OOMTRIAGE_REPORT_DIR, OOMTRIAGE_NOTE.
+OOMTRIAGE_FINGERPRINT=1, OOMTRIAGE_FAKE=1, OOMTRIAGE_STOCHASTIC_OFF=1, OOMTRIAGE_CPU_VISIBLE=1,
+OOMTRIAGE_REPORT_DIR, OOMTRIAGE_NOTE.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def setup_from_env() -> None:
             from oomtriage import runtime
 
             runtime.start(capacity=capacity, simulate=capacity is not None, max_steps=max_steps,
-                          measure_file=measure_file, fingerprint=os.environ.get("OOMTRIAGE_FINGERPRINT") == "1", fake=fake)
+                          measure_file=measure_file, fingerprint=os.environ.get("OOMTRIAGE_FINGERPRINT") == "1", fake=fake,
+                          stochastic_off=os.environ.get("OOMTRIAGE_STOCHASTIC_OFF") == "1",
+                          cpu_visible=os.environ.get("OOMTRIAGE_CPU_VISIBLE") == "1")
         except Exception as error:  # the user's program still runs, unmeasured
             sys.stderr.write(f"oomtriage: could not set up measurement ({type(error).__name__}: {error}); running without it\n")
 

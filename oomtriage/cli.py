@@ -229,6 +229,11 @@ def prompt(
     sys.stderr.write("\n".join(lines) + "\n")
 
 
+CPU_VISIBLE = typer.Option(False, "--cpu-visible", help=(
+    "Under --simulate-gpu, keep torch.cuda.is_available() False, so the script takes its CPU path "
+    "(default: the simulated card looks like a GPU to the script)."))
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     command: List[str] = typer.Argument(..., help="The command to run, after --: oomtriage run -- python train.py"),
@@ -241,6 +246,7 @@ def run(
     backend: MeasureBackend = typer.Option(MeasureBackend.auto, "--backend", help=(
         "With --simulate-gpu: execute the script, or fake (shapes only: no compute, no memory, no values); "
         "auto (default) fakes only a card larger than half of this machine's available memory.")),
+    cpu_visible: bool = CPU_VISIBLE,
 ) -> None:
     """Run a command with OOM triage installed; returns the command's exit code."""
     from .render import to_text
@@ -259,14 +265,29 @@ def run(
     try:
         result = run_command(list(command), simulate_gpu=capacity, max_steps=max_steps,
                              measure_file=str(measure) if measure else None, note=note,
-                             report_dir=str(report_dir) if report_dir else None, fake=fake)
+                             report_dir=str(report_dir) if report_dir else None, fake=fake, cpu_visible=cpu_visible)
     except OomtriageError as error:
         fail(str(error))
+    _say_what_the_run_hid(result, max_steps)
     if result.report is not None:
         sys.stderr.write(to_text(result.report, color=sys.stderr.isatty()))
         if report is not None:
             emit(result.report.model_dump_json(indent=2), report)
     raise typer.Exit(result.returncode)
+
+
+def _say_what_the_run_hid(result, max_steps: int | None) -> None:
+    """OOMs the script caught itself, and a step limit that never fired, are told, not hidden."""
+    measured = result.measurement
+    if measured is None:
+        return
+    if measured.caught_ooms:
+        sys.stderr.write(f"oomtriage: the script raised {measured.caught_ooms} OOM(s) and caught them itself "
+                         "(a batch-size finder or a retry loop): it did not fit as first configured\n")
+    if max_steps is not None and measured.steps == 0:
+        sys.stderr.write("oomtriage: --max-steps never fired: no optimizer step and no backward() was seen\n")
+    elif max_steps is not None and measured.steps_counted_by == "backward":
+        sys.stderr.write("oomtriage: no torch.optim optimizer was built, so --max-steps counted backward() calls\n")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -289,6 +310,7 @@ def validate(
     run_model_patches: bool = typer.Option(False, "--run-model-patches", help=(
         "Run the changes a model wrote (after a static screen, confined: no network, only the scratch folder "
         "writable where bubblewrap works). Default: shown, never run.")),
+    cpu_visible: bool = CPU_VISIBLE,
 ) -> None:
     """Apply each suggested fix alone in a scratch copy, re-measure, check numerics, record accepted fixes."""
     from .models import TriageReport
@@ -314,7 +336,7 @@ def validate(
         with for_terminal() as progress:
             result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
                                     timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
-                                    backend=backend.value, run_model_patches=run_model_patches)
+                                    backend=backend.value, run_model_patches=run_model_patches, cpu_visible=cpu_visible)
     except OomtriageError as error:
         fail(str(error))
     changelog_failure = None

@@ -222,7 +222,17 @@ class Measurement(Model):
     steps: int = 0
     losses: list[float] = Field(default_factory=list, description="every scalar backpropagated")
     step_losses: list[float] = Field(default_factory=list, description="loss per optimizer step (sum over micro-batches)")
-    grad_norms: list[float] = Field(default_factory=list, description="global gradient norm before each step")
+    grad_norms: list[float] = Field(default_factory=list, description="global gradient norm of each step, before clipping")
+    ooms_raised: int = Field(0, description="OOMs the device raised, including those the script caught itself")
+    steps_counted_by: Literal["optimizer", "backward"] = Field(
+        "optimizer", description="backward: no torch.optim optimizer was built, so each backward() was a step")
+    backward_calls: int = 0
+    stochastic_off: bool = Field(False, description="dropout was disabled for this run (like-with-like numerics)")
+
+    @property
+    def caught_ooms(self) -> int:
+        """OOMs the script caught and survived (auto batch-size finders, retry loops)."""
+        return max(0, self.ooms_raised - (1 if self.oom else 0))
 
 
 # --- report ---------------------------------------------------------------------------------

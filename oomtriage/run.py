@@ -57,7 +57,8 @@ def wrap_python(command: list[str]) -> list[str] | None:
 
 
 def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: int | None, measure_file: str | None,
-                      fingerprint: bool, note: str | None, site_hook: bool, fake: bool = False) -> dict[str, str]:
+                      fingerprint: bool, note: str | None, site_hook: bool, fake: bool = False,
+                      stochastic_off: bool = False, cpu_visible: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     env["OOMTRIAGE_REPORT_DIR"] = report_dir
     for name, value in (("OOMTRIAGE_SIMULATE_GPU", simulate_gpu), ("OOMTRIAGE_MAX_STEPS", max_steps),
@@ -69,9 +70,11 @@ def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: i
         # MKL's GEMM may round differently with the buffers' alignment or the thread count, so two runs
         # of the same math could differ; strict CNR makes them bit-reproducible at no measured cost.
         env.setdefault("MKL_CBWR", "AUTO,STRICT")
-    env.pop("OOMTRIAGE_FAKE", None)  # inherited from an outer run, it would fake this one too
-    if fake:
-        env["OOMTRIAGE_FAKE"] = "1"
+    for name, wanted in (("OOMTRIAGE_FAKE", fake), ("OOMTRIAGE_STOCHASTIC_OFF", stochastic_off),
+                         ("OOMTRIAGE_CPU_VISIBLE", cpu_visible)):
+        env.pop(name, None)  # inherited from an outer run, it would change this one too
+        if wanted:
+            env[name] = "1"
     # Only the sitecustomize folder goes on PYTHONPATH: the package's own parent folder would put
     # unrelated top-level names (an editable checkout's tests/, examples/) in front of the user's.
     if site_hook:
@@ -105,7 +108,8 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
                 measure_file: str | None = None, fingerprint: bool = False, note: str | None = None,
                 report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
                 quiet: bool = False, extra_env: dict[str, str] | None = None, fake: bool = False,
-                on_tick: Ticker | None = None, wrapper: list[str] | None = None, own_group: bool = False) -> RunResult:
+                on_tick: Ticker | None = None, wrapper: list[str] | None = None, own_group: bool = False,
+                stochastic_off: bool = False, cpu_visible: bool = False) -> RunResult:
     """Run ``command`` measured; ``wrapper`` is a confinement prefix (bubblewrap/unshare) for runs
     of code a model wrote."""
     wrapped = wrap_python(command)
@@ -114,7 +118,8 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     folder = report_dir or os.environ.get("OOMTRIAGE_REPORT_DIR") or tempfile.mkdtemp(prefix="oomtriage-run-")
     temporary = folder != report_dir and folder != os.environ.get("OOMTRIAGE_REPORT_DIR")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
-                            fingerprint=fingerprint, note=note, site_hook=wrapped is None, fake=fake)
+                            fingerprint=fingerprint, note=note, site_hook=wrapped is None, fake=fake,
+                            stochastic_off=stochastic_off, cpu_visible=cpu_visible)
     env.update(extra_env or {})
     progress_file = Path(folder) / "progress"
     if on_tick is not None:

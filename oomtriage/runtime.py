@@ -9,6 +9,7 @@ import json
 import math
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,14 @@ STATE: dict[str, Any] = {
     "device": None, "capacity": None, "steps": 0, "max_steps": None, "losses": [], "grad_norms": [],
     "step_losses": [], "pending_loss": 0.0,
     "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False, "fake": False,
-    "progress_file": None, "fingerprint": False,
+    "progress_file": None, "fingerprint": False, "optimizers": 0, "backwards": 0, "counted_by": "optimizer",
+    "norm_this_step": False, "stochastic_off": False,
 }
+_IN_BACKWARD = threading.local()  # Tensor.backward re-enters itself through a TorchFunctionMode
 
 
 def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measure_file: str | None,
-          fingerprint: bool, fake: bool = False) -> None:
+          fingerprint: bool, fake: bool = False, stochastic_off: bool = False, cpu_visible: bool = False) -> None:
     """Set up measurement before the user's script runs.
 
     ``fake``: run on fake tensors (no compute, no memory); there are no values, so no fingerprint.
@@ -59,12 +62,20 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         if not torch.cuda.is_available():
             from .simulate import cuda_on_cpu
 
-            cuda_on_cpu.enter(device)  # a script that hard-codes "cuda" runs on the simulated GPU
+            # a script that hard-codes "cuda" runs on the simulated GPU, which it sees as a GPU
+            cuda_on_cpu.enter(device, visible=simulate and not cpu_visible)
         STATE["device"] = device
+    if stochastic_off:
+        from .simulate import stochastic
+
+        stochastic.disable_dropout()
+        STATE["stochastic_off"] = True
     optimizer_module.register_optimizer_step_post_hook(_after_step)
+    _count_optimizers()
     if fingerprint:
         optimizer_module.register_optimizer_step_pre_hook(_record_grad_norm)
-        _record_losses()
+        _record_norms_before_clipping()
+    _watch_backward()
     if measure_file:
         atexit.register(write_measurement)
 
@@ -91,7 +102,24 @@ def _make_cpu_behave_like_cuda() -> None:
         optimizer_module._get_foreach_kernels_supported_devices = lambda: [*supported(), "cpu"]
 
 
+def _count_optimizers() -> None:
+    """A script that never builds a ``torch.optim`` optimizer (weights updated by hand) has its steps
+    counted by ``backward()`` calls instead."""
+    original_init = optimizer_module.Optimizer.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        STATE["optimizers"] += 1
+        original_init(self, *args, **kwargs)
+
+    optimizer_module.Optimizer.__init__ = init  # type: ignore[method-assign]
+
+
 def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    STATE["norm_this_step"] = False
+    _count_step()
+
+
+def _count_step() -> None:
     STATE["steps"] += 1
     # The loss of a step is the sum of the losses backpropagated since the last step, so a run with
     # gradient accumulation (loss / k per micro-batch) compares step by step with one without.
@@ -118,6 +146,34 @@ FINGERPRINT_CHUNK = 1 << 16  # elements: a float64 temporary of 512 KiB at most
 
 
 def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
+    if STATE["norm_this_step"]:
+        return  # already read before clipping
+    params = [param for group in optimizer.param_groups for param in group["params"]]
+    STATE["grad_norms"].append(_global_norm(params))
+
+
+def _record_norms_before_clipping() -> None:
+    """``clip_grad_norm_`` rescales the gradients: read the norm before it does, once per step, so a
+    clipped script does not show the clip value at every step."""
+    import torch.nn.utils as nn_utils
+    import torch.nn.utils.clip_grad as clip_module
+
+    original = clip_module.clip_grad_norm_
+
+    def clip_grad_norm_(parameters: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(parameters, torch.Tensor):
+            parameters = [parameters]
+        parameters = list(parameters)
+        if not STATE["norm_this_step"]:
+            STATE["grad_norms"].append(_global_norm(parameters))
+            STATE["norm_this_step"] = True
+        return original(parameters, *args, **kwargs)
+
+    clip_module.clip_grad_norm_ = clip_grad_norm_
+    nn_utils.clip_grad_norm_ = clip_grad_norm_
+
+
+def _global_norm(params: list[Any]) -> float:
     # Accumulated in float64: a float32 sum of squares depends on its summation order (two orders
     # differ by up to 1.7e-6 relative on the examples, the size of the exact numerics bound). Outside
     # the simulated device, so the fingerprint adds nothing to the memory it measures; in chunks, so
@@ -126,11 +182,10 @@ def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
 
     total = 0.0
     with torch.no_grad(), _disable_current_modes():
-        for group in optimizer.param_groups:
-            for param in group["params"]:
-                if param.grad is not None:
-                    total += _squared_norm(param.grad.detach())
-    STATE["grad_norms"].append(math.sqrt(total))
+        for param in params:
+            if isinstance(param, torch.Tensor) and param.grad is not None:
+                total += _squared_norm(param.grad.detach())
+    return math.sqrt(total)
 
 
 def _squared_norm(grad: torch.Tensor) -> float:
@@ -140,30 +195,46 @@ def _squared_norm(grad: torch.Tensor) -> float:
                for chunk in grad.reshape(-1).split(FINGERPRINT_CHUNK))
 
 
-def _record_losses() -> None:
+def _watch_backward() -> None:
+    """Each ``backward()`` once: its loss for the fingerprint and, without an optimizer, a step.
+
+    ``Tensor.backward`` dispatches to itself again through any TorchFunctionMode (the simulated
+    GPU's is one), so the outer call alone counts."""
     original_backward = torch.Tensor.backward
 
     def backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        if self.numel() == 1 and len(STATE["losses"]) < 100_000:
-            value = float(self.detach().float())
-            STATE["losses"].append(value)
-            STATE["pending_loss"] += value
-        return original_backward(self, *args, **kwargs)
+        if getattr(_IN_BACKWARD, "active", False):
+            return original_backward(self, *args, **kwargs)
+        _IN_BACKWARD.active = True
+        try:
+            if STATE["fingerprint"] and self.numel() == 1 and len(STATE["losses"]) < 100_000:
+                value = float(self.detach().float())
+                STATE["losses"].append(value)
+                STATE["pending_loss"] += value
+            result = original_backward(self, *args, **kwargs)
+        finally:
+            _IN_BACKWARD.active = False
+        STATE["backwards"] += 1
+        if STATE["optimizers"] == 0:  # weights updated by hand: each backward() is a step
+            STATE["counted_by"] = "backward"
+            _count_step()
+        return result
 
     torch.Tensor.backward = backward  # type: ignore[method-assign]
 
 
 def peaks() -> dict[str, Any]:
     if STATE["real_cuda"]:
+        stats = torch.cuda.memory_stats()
         return {"device": "cuda", "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
                 "peak_reserved_bytes": int(torch.cuda.max_memory_reserved()),
-                "num_alloc_retries": int(torch.cuda.memory_stats().get("num_alloc_retries", 0))}
+                "num_alloc_retries": int(stats.get("num_alloc_retries", 0)), "ooms_raised": int(stats.get("num_ooms", 0))}
     device = STATE["device"]
     if device is None:
         return {"device": "cpu", "peak_allocated_bytes": None, "peak_reserved_bytes": None}
     stats = device.stats
     return {"device": "fake" if STATE["fake"] else "simulated", "peak_allocated_bytes": stats.peak_allocated, "peak_reserved_bytes": stats.peak_reserved,
-            "num_alloc_retries": stats.num_alloc_retries}
+            "num_alloc_retries": stats.num_alloc_retries, "ooms_raised": stats.num_ooms}
 
 
 def write_measurement() -> None:
@@ -172,7 +243,9 @@ def write_measurement() -> None:
         return
     record = {"schema_version": MEASURE_SCHEMA_VERSION, "capacity_bytes": STATE["capacity"], "oom": STATE["oom"],
               "exit": "oom" if STATE["oom"] else STATE["exit"], "steps": STATE["steps"],
-              "losses": STATE["losses"], "step_losses": STATE["step_losses"], "grad_norms": STATE["grad_norms"], **peaks()}
+              "losses": STATE["losses"], "step_losses": STATE["step_losses"], "grad_norms": STATE["grad_norms"],
+              "steps_counted_by": STATE["counted_by"], "backward_calls": STATE["backwards"],
+              "stochastic_off": STATE["stochastic_off"], **peaks()}
     target = Path(path)
     temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(record))

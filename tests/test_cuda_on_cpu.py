@@ -28,7 +28,8 @@ def _run(tmp_path, *options: str) -> tuple[dict, dict]:
 def test_a_gpu_script_runs_on_the_simulated_gpu_and_sees_its_figures(tmp_path):
     seen, measured = _run(tmp_path, "--simulate-gpu", "1GiB")
     assert measured["device"] == "simulated" and seen["parameter_device"] == "cpu"
-    assert seen["name"] == "oomtriage simulated GPU" and seen["is_available"] is False
+    # The simulated card looks like a GPU to the script; --cpu-visible keeps the CPU path.
+    assert seen["name"] == "oomtriage simulated GPU" and seen["is_available"] is True
     assert seen["peak_training"] == measured["peak_allocated_bytes"] > 40 * MIB  # the script's view is ours
     # The script reset its peak: it sees the 4 MiB probe on top of the model, oomtriage keeps the run's peak.
     assert seen["allocated"] + 4 * MIB <= seen["peak_after_reset"] == seen["stats_peak"] < seen["peak_training"]

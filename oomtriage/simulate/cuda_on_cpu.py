@@ -4,13 +4,18 @@ from the simulated device instead of failing on a machine without CUDA.
 
 Most training scripts hard-code ``.cuda()`` or ``device="cuda"``; without this, a CPU build stops
 them at their first tensor ("Torch not compiled with CUDA enabled") and nothing can be measured.
-``torch.cuda.is_available()`` stays False, so libraries do not take CUDA-only code paths.
+
+By default the simulated card is *visible*: ``torch.cuda.is_available()`` is True and the rest of
+``torch.cuda`` (and ``torch.accelerator``) that training code asks answers from the simulated card,
+so scripts take the path they take on a GPU (nanoGPT picks bfloat16, Hugging Face accepts
+``--bf16``, GradScaler stays enabled). ``--cpu-visible`` keeps ``is_available()`` False.
 """
 
 from __future__ import annotations
 
 import functools
 import time
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import torch
@@ -151,8 +156,97 @@ def _load_on_cpu(original: Callable[..., Any]) -> Callable[..., Any]:
     return load
 
 
-def enter(device: SimulatedDevice) -> None:
-    """For the rest of the process: CUDA devices are the CPU, ``torch.cuda`` answers from ``device``."""
+CAPABILITY = (8, 0)  # an Ampere-class card: bf16, flash attention, TF32
+
+
+class SimulatedStream:
+    """``torch.cuda.Stream``: work on the host is already in order."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
+        self.device = torch.device("cuda", 0)
+        self.priority = priority
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> TimingEvent:
+        event = event or TimingEvent()
+        event.record()
+        return event
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def is_capturing(self) -> bool:
+        return False  # no CUDA graph is ever being captured
+
+    def __enter__(self) -> "SimulatedStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+_STREAM = SimulatedStream()
+
+
+def _properties(capacity: int | None) -> SimpleNamespace:
+    return SimpleNamespace(name=DEVICE_NAME, total_memory=capacity or 0, major=CAPABILITY[0], minor=CAPABILITY[1],
+                           multi_processor_count=108, is_integrated=False, is_multi_gpu_board=False,
+                           L2_cache_size=40 * 2**20, warp_size=32, max_threads_per_multi_processor=2048,
+                           regs_per_multiprocessor=65536, gcnArchName="", uuid="00000000-0000-0000-0000-000000000000")
+
+
+def _make_visible(device: SimulatedDevice) -> None:
+    """``torch.cuda.is_available()`` and friends say there is one GPU: the simulated card."""
+    cuda = torch.cuda
+    capacity = device.allocator.stats.capacity
+    answers: dict[str, Any] = {
+        "is_available": lambda: True, "device_count": lambda: 1, "is_initialized": lambda: True, "init": lambda: None,
+        "_lazy_init": lambda: None, "get_device_properties": lambda device=None: _properties(capacity),
+        "get_device_capability": lambda device=None: CAPABILITY, "is_bf16_supported": lambda including_emulation=True: True,
+        "get_arch_list": lambda: ["sm_80"], "current_stream": lambda device=None: _STREAM,
+        "default_stream": lambda device=None: _STREAM, "Stream": SimulatedStream, "stream": lambda stream=None: _STREAM,
+        "set_stream": lambda stream: None, "ipc_collect": lambda: None, "utilization": lambda device=None: 0,
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(), "get_rng_state_all": lambda: [torch.get_rng_state()],
+        "set_rng_state": lambda state, device="cuda": None, "set_rng_state_all": lambda states: None,
+        "manual_seed": lambda seed: None, "manual_seed_all": lambda seed: None, "seed": lambda: None,
+        "seed_all": lambda: None, "initial_seed": lambda: torch.initial_seed(),
+        "is_current_stream_capturing": lambda: False,
+    }
+    for name, answer in answers.items():
+        setattr(cuda, name, answer)
+    for name in ("get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all", "manual_seed",
+                 "manual_seed_all", "seed", "seed_all", "initial_seed"):
+        setattr(cuda.random, name, answers[name])
+    cuda.memory._record_memory_history = lambda *args, **kwargs: None
+    cuda.memory._snapshot = lambda device=None: {"segments": [], "device_traces": [[]]}
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None:
+        for name, answer in {"is_available": lambda check_fork=False: True,
+                             "current_accelerator": lambda check_available=False: torch.device("cuda"),
+                             "device_count": lambda: 1, "current_device_index": lambda: 0, "current_device_idx": lambda: 0,
+                             "set_device_index": lambda device: None, "set_device_idx": lambda device: None,
+                             "synchronize": lambda device=None: None, "current_stream": lambda device=None: _STREAM,
+                             "set_stream": lambda stream: None, "get_device_capability": lambda device=None: {}}.items():
+            if hasattr(accelerator, name):
+                setattr(accelerator, name, answer)
+    # Pinning is a no-op on the simulated card, also in the DataLoader's pin-memory thread, where the
+    # TorchFunctionMode (thread-local) does not reach.
+    import torch.utils.data._utils.pin_memory as pin_module
+
+    pin_module.pin_memory = lambda data, device=None: data
+
+
+def enter(device: SimulatedDevice, *, visible: bool = False) -> None:
+    """For the rest of the process: CUDA devices are the CPU, ``torch.cuda`` answers from ``device``
+    (and, when ``visible``, says the card exists)."""
     CudaOnCpu().__enter__()
     figures = CudaMemoryFigures(device)
     for module in (torch.cuda, torch.cuda.memory):  # memory_summary() and friends call the module's own names
@@ -166,3 +260,8 @@ def enter(device: SimulatedDevice) -> None:
     cuda.get_device_name = lambda device=None: DEVICE_NAME
     cuda.Event = TimingEvent
     torch.load = _load_on_cpu(torch.load)
+    from . import attention
+
+    attention.enter()  # attention with dropout measured as the CUDA kernels hold it, not the CPU's math path
+    if visible:
+        _make_visible(device)

@@ -60,6 +60,17 @@ def _placeholder_numpy(self: torch.Tensor, *, force: bool = False) -> Any:
     return numpy.broadcast_to(value, tuple(self.shape))
 
 
+_original_format = torch.Tensor.__format__
+
+
+def _placeholder_format(self: torch.Tensor, format_spec: str) -> str:
+    """``f"{loss:.4f}"`` of a fake 0-d tensor: the placeholder, formatted as the real value would be
+    (``Tensor.__format__`` formats only plain tensors' values, and a FakeTensor is a subclass)."""
+    if isinstance(self, FakeTensor) and self.dim() == 0 and format_spec:
+        return format(self.item(), format_spec)
+    return _original_format(self, format_spec)
+
+
 def _has_fake_tensors(module: nn.Module) -> bool:
     return any(isinstance(t, FakeTensor) for t in (*module._parameters.values(), *module._buffers.values()))
 
@@ -146,5 +157,6 @@ def enter() -> None:
     if isinstance(supported, list) and FakeTensor not in supported:
         supported.append(FakeTensor)
     torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
+    torch.Tensor.__format__ = _placeholder_format  # type: ignore[method-assign]
     torch.save = _save_shapes(torch.save)
     torch.load = _load_shapes(torch.load)

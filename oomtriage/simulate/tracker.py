@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 import weakref
 from typing import Any
 
@@ -51,6 +52,7 @@ class SimulatedDevice(TorchDispatchMode):
         self.last_oom: dict[str, Any] | None = None
         self._owner_pid = os.getpid()
         self._lock = threading.Lock()
+        self._uncounted = threading.local()
         self._dtype_bytes: dict[torch.dtype, int] = {}
         self._live_dtype: dict[int, torch.dtype] = {}
 
@@ -64,7 +66,7 @@ class SimulatedDevice(TorchDispatchMode):
 
     def track(self, tensor: torch.Tensor) -> None:
         """Count a tensor's storage once, until the storage is freed."""
-        if tensor.device.type == "meta" or os.getpid() != self._owner_pid:
+        if tensor.device.type == "meta" or os.getpid() != self._owner_pid or getattr(self._uncounted, "active", False):
             return
         try:
             storage = tensor.untyped_storage()
@@ -85,6 +87,17 @@ class SimulatedDevice(TorchDispatchMode):
             self._live_dtype[key] = tensor.dtype
             self._dtype_bytes[tensor.dtype] = self._dtype_bytes.get(tensor.dtype, 0) + nbytes
         weakref.finalize(storage, self._release, key, nbytes)
+
+    @contextmanager
+    def uncounted(self):
+        """Temporaries a CUDA kernel keeps on-chip (a fused kernel's tiles), computed here on the host:
+        not device memory. What the kernel writes to device memory is allocated outside this block."""
+        previous = getattr(self._uncounted, "active", False)
+        self._uncounted.active = True
+        try:
+            yield
+        finally:
+            self._uncounted.active = previous
 
     def _release(self, key: int, nbytes: int) -> None:
         with self._lock:

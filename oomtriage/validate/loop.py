@@ -103,16 +103,18 @@ class _Runner:
         self.max_steps, self.timeout, self.fake, self.progress = max_steps, timeout, fake, progress
         self.noise_measured = False
         self.run_model_patches = False
+        self.cpu_visible = False
 
     def measure(self, name: str, label: str, *, capacity: int | None, command: list[str] | None = None,
-                env: dict[str, str] | None = None, wrapper: list[str] | None = None) -> tuple[RunResult, Measurement | None]:
+                env: dict[str, str] | None = None, wrapper: list[str] | None = None,
+                stochastic_off: bool = False) -> tuple[RunResult, Measurement | None]:
         measure_file = self.work / f"{name}.measure.json"
         self.progress.started(label, self.max_steps)
         result = run_command(_relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
                              max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
                              report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
                              quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper,
-                             own_group=True)
+                             own_group=True, stochastic_off=stochastic_off, cpu_visible=self.cpu_visible)
         self.progress.finished(_outcome(result), result.measurement.steps if result.measurement else 0)
         return result, result.measurement
 
@@ -166,7 +168,8 @@ def _stop_on_signals():
 
 def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
-             progress: ProgressSink | None = None, backend: Backend = "auto", run_model_patches: bool = False) -> ValidationResult:
+             progress: ProgressSink | None = None, backend: Backend = "auto", run_model_patches: bool = False,
+             cpu_visible: bool = False) -> ValidationResult:
     project = project.resolve()
     check_project(project, Path(tempfile.gettempdir()))
     before = tree_digest(project)
@@ -180,6 +183,7 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
         work = Path(folder)
         runner = _Runner(command, project, work, max_steps=max_steps, timeout=timeout, fake=fake, progress=progress or _NoProgress())
         runner.run_model_patches = run_model_patches
+        runner.cpu_visible = cpu_visible
         scratch_copy(project, work / "baseline")
         run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
         oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None
