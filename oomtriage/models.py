@@ -228,6 +228,8 @@ class Measurement(Model):
         "optimizer", description="backward: no torch.optim optimizer was built, so each backward() was a step")
     backward_calls: int = 0
     stochastic_off: bool = Field(False, description="dropout was disabled for this run (like-with-like numerics)")
+    dropout_seen: bool = Field(False, description="a dropout with p > 0 ran in training mode")
+    last_oom_message: str | None = Field(None, description="the message of the last OOM raised (caught or not)")
 
     @property
     def caught_ooms(self) -> int:

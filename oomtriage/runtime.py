@@ -32,7 +32,7 @@ STATE: dict[str, Any] = {
     "step_losses": [], "pending_loss": 0.0,
     "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False, "fake": False,
     "progress_file": None, "fingerprint": False, "optimizers": 0, "backwards": 0, "counted_by": "optimizer",
-    "norm_this_step": False, "stochastic_off": False,
+    "norm_this_step": False, "stochastic_off": False, "dropout_seen": False,
 }
 _IN_BACKWARD = threading.local()  # Tensor.backward re-enters itself through a TorchFunctionMode
 
@@ -65,11 +65,13 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
             # a script that hard-codes "cuda" runs on the simulated GPU, which it sees as a GPU
             cuda_on_cpu.enter(device, visible=simulate and not cpu_visible)
         STATE["device"] = device
-    if stochastic_off:
-        from .simulate import stochastic
+    from .simulate import stochastic
 
+    if stochastic_off:
         stochastic.disable_dropout()
         STATE["stochastic_off"] = True
+    else:
+        stochastic.watch(STATE)
     optimizer_module.register_optimizer_step_post_hook(_after_step)
     _count_optimizers()
     if fingerprint:
@@ -245,7 +247,8 @@ def write_measurement() -> None:
               "exit": "oom" if STATE["oom"] else STATE["exit"], "steps": STATE["steps"],
               "losses": STATE["losses"], "step_losses": STATE["step_losses"], "grad_norms": STATE["grad_norms"],
               "steps_counted_by": STATE["counted_by"], "backward_calls": STATE["backwards"],
-              "stochastic_off": STATE["stochastic_off"], **peaks()}
+              "stochastic_off": STATE["stochastic_off"], "dropout_seen": STATE["dropout_seen"],
+              "last_oom_message": (simulated_oom_state() or {}).get("message"), **peaks()}
     target = Path(path)
     temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(record))

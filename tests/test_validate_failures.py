@@ -91,9 +91,12 @@ def test_a_step_limit_that_stops_before_the_oom_is_not_fits(tmp_path, isolated_h
 
 
 def test_every_kind_called_validatable_has_an_applier():
-    from oomtriage.engine.fixes import VALIDATABLE_KINDS
-    from oomtriage.validate.rewrite import REWRITES
+    from oomtriage.engine.fixes import FIXES_BY_CAUSE, VALIDATABLE_KINDS
+    from oomtriage.fixkinds import KINDS
+    from oomtriage.fixkinds import advice
 
-    by_options = {"reduce_batch_size", "mixed_precision"}  # candidates.args_fix
-    by_environment = {"alloc_conf"}  # the fix carries its env
-    assert VALIDATABLE_KINDS <= set(REWRITES) | by_options | by_environment
+    assert VALIDATABLE_KINDS == {kind for kind, entry in KINDS.items() if entry.apply is not None}
+    # Every fix the engine hands out is either a catalog kind with an applier or advice, never both.
+    advice_kinds = {value.kind for value in vars(advice).values() if hasattr(value, "kind") and hasattr(value, "snippet")}
+    handed_out = {fix.kind for fixes in FIXES_BY_CAUSE.values() for fix in fixes}
+    assert handed_out <= VALIDATABLE_KINDS | advice_kinds and not (advice_kinds & VALIDATABLE_KINDS)

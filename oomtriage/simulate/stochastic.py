@@ -42,3 +42,31 @@ def disable_dropout() -> None:
             setattr(F, name, _identity(getattr(F, name)))
     torch.dropout = _identity(torch.dropout)
     F.scaled_dot_product_attention = _without_attention_dropout(F.scaled_dot_product_attention)
+
+
+def watch(seen: dict) -> None:
+    """Note in ``seen["dropout_seen"]`` whether any dropout actually drew a mask (p > 0, training), so
+    the validator runs dropout-off comparisons only for programs that use dropout."""
+    for name in _DROPOUTS:
+        if hasattr(F, name):
+            setattr(F, name, _noting(getattr(F, name), seen))
+    original_attention = F.scaled_dot_product_attention
+
+    @functools.wraps(original_attention)
+    def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Any = None,
+                  dropout_p: float = 0.0, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if dropout_p:
+            seen["dropout_seen"] = True
+        return original_attention(query, key, value, attn_mask, dropout_p, *args, **kwargs)
+
+    F.scaled_dot_product_attention = attention
+
+
+def _noting(original: Callable[..., Any], seen: dict) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def dropout(input: torch.Tensor, p: float = 0.5, training: bool = True, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if p and training:
+            seen["dropout_seen"] = True
+        return original(input, p, training, *args, **kwargs)
+
+    return dropout

@@ -82,8 +82,8 @@ class SimulatedDevice(TorchDispatchMode):
             except SimulatedOutOfMemory as oom:
                 self.last_oom = {"requested": oom.requested, "stats": oom.stats.as_memory_stats(),
                                  "capacity": oom.stats.capacity, "grad_enabled": torch.is_grad_enabled(),
-                                 "dtype_shares": self.dtype_shares()}
-                raise torch.OutOfMemoryError(oom_message(oom.requested, oom.stats)) from None
+                                 "dtype_shares": self.dtype_shares(), "message": oom_message(oom.requested, oom.stats)}
+                raise torch.OutOfMemoryError(self.last_oom["message"]) from None
             self._live_dtype[key] = tensor.dtype
             self._dtype_bytes[tensor.dtype] = self._dtype_bytes.get(tensor.dtype, 0) + nbytes
         weakref.finalize(storage, self._release, key, nbytes)

@@ -48,6 +48,13 @@ class _NoProgress:
         pass
 
 
+class SearchProbe(BaseModel):
+    size: int
+    title: str
+    fits: bool
+    peak_reserved_bytes: int | None = None
+
+
 class FixResult(BaseModel):
     kind: str
     title: str
@@ -68,6 +75,9 @@ class FixResult(BaseModel):
     ran: bool = Field(False, description="the fix was applied and measured (advice, refused and unrun model patches were not)")
     confinement: str | None = Field(None, description="how a model-written patch's run was confined")
     file_hashes: dict[str, str] = Field(default_factory=dict, description="sha256 of each patched file at validation")
+    searched: list[SearchProbe] = Field(default_factory=list, description="search fixes: each value tried, and whether it fit")
+    headroom_bytes: int | None = Field(None, description="card capacity minus the fix's peak reserved")
+    changes_workload: str | None = None
 
     @property
     def unchecked(self) -> bool:
@@ -92,6 +102,8 @@ class ValidationResult(BaseModel):
     tree_unchanged: bool = True
     warnings: list[str] = Field(default_factory=list)
     baseline_error: str | None = Field(None, description="the repro failed before any OOM: its exit code and last lines")
+    baseline_stochastic_off: Measurement | None = Field(None, description="the uncapped baseline with dropout off, measured "
+                                                        "when a fix that draws randomness differently is judged")
 
 
 class _Runner:
@@ -130,9 +142,14 @@ def _outcome(result: RunResult) -> str:
 
 
 def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
-    """Absolute paths into the project point into the scratch copy instead."""
+    """Absolute paths into the project point into the scratch copy instead; a relative interpreter
+    (``./venv/bin/python``, which the scratch copy leaves out) is the user's own, made absolute."""
     root = str(project.resolve())
-    return [str(scratch) + item[len(root):] if item.startswith(root + os.sep) else item for item in command]
+    command = list(command)
+    if command and os.sep in command[0] and not os.path.isabs(command[0]) and os.path.exists(command[0]):
+        command[0] = os.path.abspath(command[0])
+    return [str(scratch) + item[len(root):] if item.startswith(root + os.sep) and index > 0 else item
+            for index, item in enumerate(command)]
 
 
 class Stopped(BaseException):
@@ -186,7 +203,8 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
         runner.cpu_visible = cpu_visible
         scratch_copy(project, work / "baseline")
         run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
-        oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None
+        caught = result.baseline.caught_ooms if result.baseline is not None else 0
+        oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None or caught > 0
         if run.returncode != 0 and not oomed and not run.timed_out:
             # A repro that never ran (missing file, syntax or import error, a crash) measures nothing.
             result.baseline_error = f"exit code {run.returncode}" + (f":\n{run.output_tail}" if run.output_tail else "")
@@ -194,7 +212,10 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
                               "no fix can be validated. Its last lines:\n" + (run.output_tail or "(no output)"))
             result.tree_unchanged = tree_digest(project) == before
             return result
-        result.report = report or run.report
+        result.report = report or run.report or (_report_of_caught_oom(result.baseline) if caught else None)
+        if caught:
+            result.warnings.append(f"The script raised {caught} OOM(s) and caught them itself (a batch-size finder or a "
+                                   "retry loop): counted as OOMs; a fix must run without raising any.")
         scratch_copy(project, work / "uncapped")
         _, result.baseline_uncapped = runner.measure("uncapped", "baseline, uncapped (what the run needs)", capacity=None)
         if result.baseline_uncapped:
@@ -212,13 +233,22 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
     return result
 
 
+def _report_of_caught_oom(measured: Measurement) -> TriageReport:
+    """A triage of the OOM the script caught (the hook only sees uncaught ones)."""
+    from oomtriage.context import build_context
+    from oomtriage.engine import triage
+
+    message = measured.last_oom_message or "torch.OutOfMemoryError: CUDA out of memory."
+    return triage(build_context([], text=f"torch.OutOfMemoryError: {message}\n" if "Error" not in message else message))
+
+
 def _summary(result: ValidationResult) -> str:
     baseline, needs, capacity = result.baseline, result.needs_bytes, result.capacity_bytes
     if baseline is None:
         return "The baseline run produced no measurement."
-    if baseline.oom and needs and capacity:
+    if (baseline.oom or baseline.caught_ooms) and needs and capacity:
         return f"The run needs {format_size(needs)}; the (simulated) card has {format_size(capacity)}."
-    if baseline.oom:
+    if baseline.oom or baseline.caught_ooms:
         return "The baseline run ran out of memory."
     if baseline.exit == "max_steps":
         # Stopping early is not fitting: the OOM may come in a later step or phase (evaluation after step N).
@@ -233,7 +263,8 @@ def _summary(result: ValidationResult) -> str:
 def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: ValidationResult) -> FixResult:
     started = time.perf_counter()
     outcome = FixResult(kind=candidate.kind, title=candidate.title, cause_id=candidate.cause_id, source=candidate.source,
-                        action=candidate.action, change=describe(candidate.action), accepted=False, reason="")
+                        action=candidate.action, change=describe(candidate.action), accepted=False, reason="",
+                        changes_workload=candidate.changes_workload)
     golden = result.baseline_uncapped
     if golden is not None:
         outcome.peak_before_bytes, outcome.reserved_before_bytes = golden.peak_allocated_bytes, golden.peak_reserved_bytes
@@ -250,39 +281,42 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
             outcome.reason = "model-written change shown, not run: pass --run-model-patches to measure it (confined)"
             return outcome
         wrapper, outcome.confinement = confinement(runner.work, runner.work / name)
-    project, work, command = runner.project, runner.work, runner.command
-    scratch = scratch_copy(project, work / name)
-    if candidate.action.type == "diff":
-        try:
-            for relative in apply_unified_diff(scratch, candidate.action.diff or ""):
-                original = project / relative
-                outcome.file_hashes[relative] = file_hash(original) if original.exists() else ""
-        except (PatchError, OSError, UnicodeDecodeError) as error:
-            outcome.reason = f"the patch was not applied: {error}"
-            return outcome
+    if candidate.search and result.capacity_bytes is not None:
+        candidate = _search(candidate, runner, name, result, outcome)
+        outcome.title, outcome.action, outcome.change = candidate.title, candidate.action, describe(candidate.action)
+        outcome.changes_workload = candidate.changes_workload
+    try:
+        prepared = _prepare(candidate, runner, name, outcome)
+    except (PatchError, OSError, UnicodeDecodeError) as error:
+        outcome.reason = f"the patch was not applied: {error}"
+        return outcome
+    command, env = apply_args(runner.command, candidate.action), candidate.action.env or None
     label = f"fix {candidate.kind}"
-    run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=apply_args(command, candidate.action),
-                                   env=candidate.action.env or None, wrapper=wrapper)
+    run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=command, env=env, wrapper=wrapper)
     outcome.ran = True
-    outcome.seconds = round(time.perf_counter() - started, 2)
     if measured is None:
+        outcome.seconds = round(time.perf_counter() - started, 2)
         outcome.reason = "timed out" if run.timed_out else f"the run failed (exit code {run.returncode}) before it could be measured"
         return outcome
     outcome.peak_after_bytes, outcome.reserved_after_bytes = measured.peak_allocated_bytes, measured.peak_reserved_bytes
     capacity = result.capacity_bytes
-    if measured.oom and capacity is not None:
+    if (measured.oom or measured.ooms_raised) and capacity is not None:
         # A run cut short by the OOM shows a truncated peak: measure what the fixed run really needs,
         # so a fix that saves nothing is never credited with a saving.
-        scratch_copy(scratch, work / f"{name}.uncapped")
+        scratch_copy(prepared, runner.work / f"{name}.uncapped")
         _, true_peak = runner.measure(f"{name}.uncapped", f"{label}, uncapped (what it needs)", capacity=None,
-                                      command=apply_args(command, candidate.action), env=candidate.action.env or None)
+                                      command=command, env=env)
         if true_peak is not None:
             outcome.peak_after_bytes, outcome.reserved_after_bytes = true_peak.peak_allocated_bytes, true_peak.peak_reserved_bytes
-    completed = not measured.oom and run.returncode == 0 and measured.exit in ("completed", "max_steps")
+    completed = not measured.oom and not measured.ooms_raised and run.returncode == 0 and measured.exit in ("completed", "max_steps")
     outcome.fits = completed and (capacity is None or (measured.peak_reserved_bytes or 0) <= capacity)
-    outcome.numerics = _judge_numerics(golden, measured, candidate.kind, runner, result) if golden else None
+    if outcome.fits and capacity is not None and measured.peak_reserved_bytes is not None:
+        outcome.headroom_bytes = capacity - measured.peak_reserved_bytes
+    if golden is not None:
+        outcome.numerics = _judge_like_with_like(candidate, golden, measured, prepared, command, env, runner, name, result)
+    outcome.seconds = round(time.perf_counter() - started, 2)
     numerics_ok = outcome.numerics is not None and outcome.numerics.verdict == "passed"
-    baseline_failed = result.baseline is not None and result.baseline.oom
+    baseline_failed = result.baseline is not None and (result.baseline.oom or result.baseline.caught_ooms > 0)
     saved = (outcome.peak_before_bytes and outcome.peak_after_bytes is not None
              and outcome.peak_after_bytes <= (1 - SAVING_MARGIN) * outcome.peak_before_bytes)
     memory_ok = outcome.fits if baseline_failed else bool(completed and saved)
@@ -292,11 +326,82 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
     return outcome
 
 
+def _prepare(candidate: CandidateFix, runner: _Runner, name: str, outcome: FixResult) -> Path:
+    """The fix's own scratch copy, with its diff applied (hashes of the originals kept for apply)."""
+    scratch = scratch_copy(runner.project, runner.work / name)
+    if candidate.action.type == "diff":
+        for relative in apply_unified_diff(scratch, candidate.action.diff or ""):
+            original = runner.project / relative
+            outcome.file_hashes[relative] = file_hash(original) if original.exists() else ""
+    return scratch
+
+
+def _search(candidate: CandidateFix, runner: _Runner, name: str, result: ValidationResult, outcome: FixResult) -> CandidateFix:
+    """Bisect the proposals (largest value first) for the largest that fits the card, by capped runs.
+
+    Fitting is monotone in the micro-batch, so log2(n) runs find it; the chosen one is then measured
+    in full (uncapped peak, numerics) like any other fix."""
+    proposals = candidate.search
+    low, high = 0, len(proposals) - 1
+    fitting: int | None = None
+    while low <= high:
+        middle = (low + high) // 2
+        proposal = proposals[middle]
+        probe = candidate.model_copy(update={"action": proposal.action})
+        folder = f"{name}.probe{middle}"
+        try:
+            _prepare(probe, runner, folder, FixResult(kind=candidate.kind, title="", cause_id="", source="rules",
+                                                       action=proposal.action, change="", accepted=False, reason=""))
+        except (PatchError, OSError, UnicodeDecodeError):
+            break
+        run, measured = runner.measure(folder, f"search {candidate.kind}: {proposal.title}", capacity=result.capacity_bytes,
+                                       command=apply_args(runner.command, proposal.action))
+        fits = bool(measured and not measured.oom and not measured.ooms_raised and run.returncode == 0
+                    and (measured.peak_reserved_bytes or 0) <= (result.capacity_bytes or 0))
+        outcome.searched.append(SearchProbe(size=proposal.size or 0, title=proposal.title, fits=fits,
+                                            peak_reserved_bytes=measured.peak_reserved_bytes if measured else None))
+        if fits:
+            fitting, high = middle, middle - 1
+        else:
+            low = middle + 1
+    chosen = proposals[fitting] if fitting is not None else proposals[-1]
+    return candidate.model_copy(update={"title": chosen.title, "action": chosen.action,
+                                        "changes_workload": chosen.changes_workload, "rule": chosen.rule or candidate.rule})
+
+
+def _judge_like_with_like(candidate: CandidateFix, golden: Measurement, measured: Measurement, prepared: Path,
+                          command: list[str], env: dict[str, str] | None, runner: _Runner, name: str,
+                          result: ValidationResult) -> NumericsResult:
+    """Compare with the original run. A fix that draws random numbers in another order (micro-batches,
+    recomputation) is compared on runs with dropout off in both, when the baseline used dropout."""
+    if candidate.changes_workload:
+        return NumericsResult(verdict="not_checked", rule="none", reason=f"the fix changes the workload "
+                              f"({candidate.changes_workload}), so its numerics cannot be compared with the original run")
+    rule = candidate.rule
+    if candidate.varies_randomness and golden.dropout_seen and golden.device != "fake":
+        if result.baseline_stochastic_off is None:
+            scratch_copy(runner.project, runner.work / "baseline.no_dropout")
+            _, result.baseline_stochastic_off = runner.measure("baseline.no_dropout", "baseline, dropout off (numerics)",
+                                                               capacity=None, stochastic_off=True)
+        scratch_copy(prepared, runner.work / f"{name}.no_dropout")
+        _, candidate_off = runner.measure(f"{name}.no_dropout", f"fix {candidate.kind}, dropout off (numerics)", capacity=None,
+                                          command=command, env=env, stochastic_off=True)
+        if result.baseline_stochastic_off is None or candidate_off is None:
+            return NumericsResult(verdict="not_checked", rule=rule or "none",
+                                  reason="the runs with dropout off (to compare like with like) did not complete")
+        numerics = compare(result.baseline_stochastic_off, candidate_off, candidate.kind, result.noise_floor, rule=rule)
+        numerics.compared_on = "runs with dropout disabled in both the baseline and the fix (it draws random numbers in another order)"
+        return numerics
+    numerics = _judge_numerics(golden, measured, candidate.kind, runner, result, rule=rule)
+    numerics.compared_on = "runs as written"
+    return numerics
+
+
 def _judge_numerics(golden: Measurement, measured: Measurement, kind: str, runner: _Runner,
-                    result: ValidationResult) -> NumericsResult:
+                    result: ValidationResult, rule: str | None = None) -> NumericsResult:
     """Compare with the original run; on a first failure, rerun the unchanged repro once to learn
     whether it is reproducible at all, and judge again with the bound widened to that noise."""
-    numerics = compare(golden, measured, kind, result.noise_floor)
+    numerics = compare(golden, measured, kind, result.noise_floor, rule=rule)
     if numerics.verdict != "failed" or runner.noise_measured:
         return numerics
     runner.noise_measured = True
@@ -304,12 +409,16 @@ def _judge_numerics(golden: Measurement, measured: Measurement, kind: str, runne
     _, repeat = runner.measure("repeat", "baseline, uncapped, again (run-to-run noise)", capacity=None)
     if repeat is not None:
         result.noise_floor = noise_floor(golden, repeat)
-    return compare(golden, measured, kind, result.noise_floor)
+    return compare(golden, measured, kind, result.noise_floor, rule=rule)
 
 
 def _reason(outcome: FixResult, memory_ok: bool, numerics_ok: bool, run: RunResult) -> str:
+    headroom = f", {format_size(outcome.headroom_bytes)} headroom" if outcome.headroom_bytes is not None else ""
     if outcome.accepted:
-        return "fits and keeps the numerics" if outcome.fits else "saves memory and keeps the numerics"
+        return f"fits{headroom} and keeps the numerics" if outcome.fits else "saves memory and keeps the numerics"
+    if memory_ok and outcome.changes_workload:
+        memory = f"fits{headroom}" if outcome.fits else f"saves at least {SAVING_MARGIN:.0%}"
+        return f"{memory} (measured), but changes the workload ({outcome.changes_workload}): not accepted automatically"
     if outcome.unchecked:
         memory = "fits" if outcome.fits else f"saves at least {SAVING_MARGIN:.0%}"
         return f"{memory}, but numerics not checked ({outcome.numerics.reason}): not accepted until they are"

@@ -11,12 +11,10 @@ from pydantic import BaseModel, Field
 
 from oomtriage.models import Measurement
 
-# Fixes that compute the same math in the same order: the CPU repro is bit-for-bit or nearly so.
-EXACT = {"no_grad_eval", "detach_accumulated_loss", "free_references", "alloc_conf"}
-# Same math, different summation order (fused kernels, micro-batches, recomputation, foreach off).
-REORDERED = {"sdpa_attention", "reduce_batch_size", "gradient_checkpointing", "optimizer_memory"}
-# Lower precision: bounded by bf16's unit roundoff (2^-8) with headroom for a few steps.
-PRECISION = {"mixed_precision"}
+# Each fix kind's rule lives with the kind (oomtriage.fixkinds): "exact" for the same math in the same
+# order (bit-for-bit or nearly), "reordered" for the same math in another summation order (fused
+# kernels, micro-batches, recomputation, foreach off), "precision" for lower precision, bounded by
+# bf16's unit roundoff (2^-8) with headroom for a few steps.
 BOUNDS = {"exact": 1e-6, "reordered": 1e-4, "precision": 2e-2}
 # A repro that is not bit-reproducible (nondeterministic kernels: cuBLAS/cuDNN algorithm choice,
 # atomics; BLAS paths that depend on alignment or thread count) differs from itself. The candidate
@@ -39,16 +37,13 @@ class NumericsResult(BaseModel):
     max_relative_error: float | None = None
     first_step_out_of_bound: int | None = None
     reason: str | None = None
+    compared_on: str | None = Field(None, description="which runs were compared: as written, or with dropout off in both")
 
 
 def rule_for(kind: str) -> str | None:
-    if kind in EXACT:
-        return "exact"
-    if kind in REORDERED:
-        return "reordered"
-    if kind in PRECISION:
-        return "precision"
-    return None
+    from oomtriage.fixkinds import rule_for as kind_rule
+
+    return kind_rule(kind)
 
 
 def _relative(a: float, b: float) -> float:
@@ -73,9 +68,10 @@ def noise_floor(golden: Measurement, repeat: Measurement) -> float | None:
     return max((error for _, _, error in errors), default=0.0) if steps else None
 
 
-def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float | None = None) -> NumericsResult:
+def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float | None = None,
+            rule: str | None = None) -> NumericsResult:
     """Step-by-step losses and gradient norms against the rule's bound, widened to the measured noise."""
-    rule = rule_for(kind)
+    rule = rule or rule_for(kind)
     if rule is None:
         return NumericsResult(verdict="not_checked", rule="none", reason=f"a {kind} fix changes the workload itself; "
                               "its numerics cannot be compared with the original run")

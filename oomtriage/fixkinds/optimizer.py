@@ -1,0 +1,52 @@
+"""Leaner optimizer steps: ``foreach=False`` on a ``torch.optim`` optimizer the script builds (the
+foreach step keeps a transient copy of the parameters; the for-loop step does the same math one
+tensor at a time)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from oomtriage.models import Fix
+
+if TYPE_CHECKING:
+    from .actions import FixSite, Proposal
+
+from . import register
+from .edits import diff_proposal, edit_file, replace_nodes
+
+OPTIMIZER_MEMORY = Fix(
+    kind="optimizer_memory", title="Shrink optimizer state",
+    how="Adam keeps two fp32 moments per parameter (8 B/param). Use foreach=False to drop the step's transient "
+        "copy, an 8-bit optimizer (bitsandbytes), or offload the optimizer (ZeRO-Offload / FSDP CPUOffload).",
+    snippet="optimizer = torch.optim.AdamW(model.parameters(), lr=lr, foreach=False)\n"
+            "# or: import bitsandbytes as bnb; optimizer = bnb.optim.AdamW8bit(model.parameters(), lr=lr)",
+    expected_saving="8-bit Adam: 6 of 8 bytes/param; foreach=False: ~1x params at the step peak")
+
+_OPTIMIZERS = {"Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta"}
+
+
+@register("optimizer_memory", rule="reordered")
+def propose(site: FixSite, fix: Fix) -> list[Proposal]:
+    files = list(site.failing_lines) + ([str(site.script.relative_to(site.project))] if site.script else [])
+    for relative in dict.fromkeys(files):
+        edit = edit_file(site, relative, foreach_off)
+        if edit is not None:
+            return diff_proposal(edit, "Optimizer step without the foreach copy (foreach=False)")
+    return []
+
+
+def foreach_off(source: str, lines: set[int]) -> str | None:
+    from oomtriage.program.source_values import span_of
+
+    tree = ast.parse(source)
+    edits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1] in _OPTIMIZERS \
+                and "optim" in ast.unparse(node.func) and node.args:
+            names = {keyword.arg for keyword in node.keywords}
+            if "foreach" in names or "fused" in names or None in names:  # **kwargs may carry fused=True
+                continue
+            start, end = span_of(source, node)
+            edits.append((node, source[start:end - 1].rstrip().rstrip(",") + ", foreach=False)"))
+    return replace_nodes(source, edits)
