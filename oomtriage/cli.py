@@ -284,7 +284,7 @@ def _say_what_the_run_hid(result, max_steps: int | None) -> None:
     if measured.caught_ooms:
         sys.stderr.write(f"oomtriage: the script raised {measured.caught_ooms} OOM(s) and caught them itself "
                          "(a batch-size finder or a retry loop): it did not fit as first configured\n")
-    if max_steps is not None and measured.steps == 0:
+    if max_steps is not None and measured.steps == 0 and measured.exit == "completed":
         sys.stderr.write("oomtriage: --max-steps never fired: no optimizer step and no backward() was seen\n")
     elif max_steps is not None and measured.steps_counted_by == "backward":
         sys.stderr.write("oomtriage: no torch.optim optimizer was built, so --max-steps counted backward() calls\n")
@@ -356,6 +356,50 @@ def validate(
     if changelog_failure:
         fail(changelog_failure)
     if result.baseline_error is not None:
+        raise typer.Exit(1)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def fit(
+    command: List[str] = typer.Argument(..., help="The training command, after --: oomtriage fit --gpu 'A100 40GB' -- python train.py"),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="The card by name, e.g. 'H100 80GB', 'RTX 4090' (its memory minus the CUDA context)."),
+    simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Or the memory PyTorch may use, e.g. 10GiB."),
+    vary: Optional[str] = typer.Option(None, "--vary", help="The option to search (default: the batch option found on the command line or in the script; seq_len for the sequence length)."),
+    max_steps: int = typer.Option(2, "--max-steps", help="Optimizer steps per measured run (default 2: the first step creates the optimizer state)."),
+    backend: MeasureBackend = typer.Option(MeasureBackend.fake, "--backend", help="fake (default): shapes only, no compute; execute: run on the CPU against the simulated card."),
+    output_format: ValidationFormat = typer.Option("text", "--format", "-f", help="text or json (default text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to this file."),
+    project: Path = typer.Option(Path("."), "--project", help="The project folder (default: the current folder)."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds, default 600)."),
+    cpu_visible: bool = CPU_VISIBLE,
+) -> None:
+    """Say what fits a card before the run: the peak of this configuration, the largest batch that fits, and fixes that would make it fit."""
+    from .fit import CardSize, card_by_name, fit as run_fit
+    from .sizes import parse_size_arg
+
+    if (gpu is None) == (simulate_gpu is None):
+        fail("name the card with --gpu NAME or its usable memory with --simulate-gpu SIZE (one of them)")
+    try:
+        card = card_by_name(gpu) if gpu else CardSize(name=f"simulated {simulate_gpu}", spec_bytes=parse_size_arg(simulate_gpu),
+                                                      reserve_bytes=0)
+    except ValueError as error:
+        fail(f"--simulate-gpu: {error}")
+    except OomtriageError as error:
+        fail(str(error))
+    if not project.is_dir():
+        fail(f"{project}: not a folder")
+    try:
+        result = run_fit(list(command), project=project, card=card, vary=vary, max_steps=max_steps, timeout=timeout,
+                         backend="execute" if backend is MeasureBackend.execute else "fake", cpu_visible=cpu_visible)
+    except OomtriageError as error:
+        fail(str(error))
+    if output_format is ValidationFormat.json:
+        emit(result.model_dump_json(indent=2), output)
+    else:
+        from .render import fit_text
+
+        emit(fit_text(result), output)
+    if result.error is not None:
         raise typer.Exit(1)
 
 

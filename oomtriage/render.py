@@ -173,4 +173,30 @@ def _verdict(fix) -> str:
     return "unchecked" if fix.unchecked else "rejected"
 
 
+def fit_text(result) -> str:
+    """What fits the card, in a few lines and a table of the measured runs."""
+    card = f"{result.card} ({format_size(result.card_bytes)} for PyTorch)"
+    if result.error:
+        return f"Could not measure the program for {card}: {result.error}\n"
+    lines = [f"Peak for this configuration: {format_size(result.peak_allocated_bytes)} allocated, "
+             f"{format_size(result.peak_reserved_bytes)} reserved ({'fake tensors' if result.backend == 'fake' else 'executed'}).",
+             f"{'Fits' if result.fits else 'Does not fit'} {card}"
+             + (f", {format_size(result.headroom_bytes)} headroom." if result.headroom_bytes is not None else ".")]
+    if result.varied:
+        largest = result.largest_fitting
+        lines.append(f"Largest {result.varied} that fits: {largest} (now {result.current})." if largest is not None
+                     else f"No value of {result.varied} fits (now {result.current}).")
+        lines.append(f"  {'value':>8}  {'peak reserved':>14}  fits")
+        for run in sorted(result.runs, key=lambda run: int(run.value or 0)):
+            lines.append(f"  {run.value:>8}  {format_size(run.peak_reserved_bytes):>14}  "
+                         + ("yes" if run.fits else "no" if run.fits is False else f"? {run.error or ''}"))
+    for fix in result.fixes:
+        verdict = "fits" if fix.fits else "does not fit" if fix.fits is False else f"not measured ({fix.error})"
+        lines.append(f"Fix {fix.kind}: {fix.title} -> {format_size(fix.peak_reserved_bytes)} reserved, {verdict}.")
+    if result.fixes:
+        lines.append("Fix peaks are memory only: `oomtriage validate` checks a fix's numerics.")
+    lines += result.notes
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS = {"json": to_json, "markdown": to_markdown}

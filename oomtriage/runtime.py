@@ -63,7 +63,7 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
             from .simulate import cuda_on_cpu
 
             # a script that hard-codes "cuda" runs on the simulated GPU, which it sees as a GPU
-            cuda_on_cpu.enter(device, visible=simulate and not cpu_visible)
+            cuda_on_cpu.enter(device, visible=not cpu_visible)
         STATE["device"] = device
     from .simulate import stochastic
 

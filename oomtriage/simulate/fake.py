@@ -10,6 +10,8 @@ What a fake run cannot give: values. A Python number read from a tensor (``.item
 ``if loss.isnan():``) has no data behind it. A number reads as 1 (0 would divide by zero in Adam's
 bias correction); a truth value reads as False, because the truth values a training loop reads are
 almost always guards (``isnan``, ``isinf``, early stopping). So numerics are never checked here.
+Sampled indices (``torch.randint``/``randperm``) are the exception: they are drawn for real, so a
+batch sliced at random offsets has its real shape.
 
 Checkpoints: ``torch.save`` of fake tensors writes nothing (there is no data, and a real checkpoint
 of the user's must never be overwritten); it remembers the tensors' shapes, and a ``torch.load`` of
@@ -27,15 +29,22 @@ import torch
 import torch.nn as nn
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_flatten, tree_map
 
 PLACEHOLDER_SCALAR = 1
 
 
 class PlaceholderScalars(TorchDispatchMode):
-    """Answers the one data-dependent op every ``.item()``/``float()``/``bool()`` goes through."""
+    """Answers the one data-dependent op every ``.item()``/``float()``/``bool()`` goes through, and
+    computes for real what only real tensors feed: the data pipeline's indices and slices."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        tensors = [item for item in tree_flatten((args, kwargs or {}))[0] if isinstance(item, torch.Tensor)]
+        if tensors and not any(isinstance(item, FakeTensor) for item in tensors):
+            # ``data[i:i + T]`` with a sampled ``i``: computed on real values, so offsets and shapes
+            # are real (a placeholder offset would slice nothing and measure an empty batch).
+            with unset_fake_temporarily():
+                return func(*args, **(kwargs or {}))
         if func is torch.ops.aten._local_scalar_dense.default:
             tensor = args[0]
             if tensor.dtype == torch.bool:
@@ -69,6 +78,21 @@ def _placeholder_format(self: torch.Tensor, format_spec: str) -> str:
     if isinstance(self, FakeTensor) and self.dim() == 0 and format_spec:
         return format(self.item(), format_spec)
     return _original_format(self, format_spec)
+
+
+# Sampled integers are real: a data pipeline slices its data at random offsets
+# (``ix = torch.randint(len(data) - T, (B,))``, then ``data[i:i + T]``), and a placeholder offset would
+# slice nothing and measure an empty batch. They are a few integers per batch.
+REAL_SAMPLERS = ("randint", "randperm")
+
+
+def _real_sampler(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def sample(*args: Any, **kwargs: Any) -> Any:
+        with unset_fake_temporarily():
+            return original(*args, **kwargs)
+
+    return sample
 
 
 def _has_fake_tensors(module: nn.Module) -> bool:
@@ -158,5 +182,7 @@ def enter() -> None:
         supported.append(FakeTensor)
     torch.Tensor.numpy = _placeholder_numpy  # type: ignore[method-assign]
     torch.Tensor.__format__ = _placeholder_format  # type: ignore[method-assign]
+    for name in REAL_SAMPLERS:
+        setattr(torch, name, _real_sampler(getattr(torch, name)))
     torch.save = _save_shapes(torch.save)
     torch.load = _load_shapes(torch.load)

@@ -281,18 +281,22 @@ def _try_fix(candidate: CandidateFix, runner: _Runner, name: str, result: Valida
             outcome.reason = "model-written change shown, not run: pass --run-model-patches to measure it (confined)"
             return outcome
         wrapper, outcome.confinement = confinement(runner.work, runner.work / name)
+    probed = None
     if candidate.search and result.capacity_bytes is not None:
-        candidate = _search(candidate, runner, name, result, outcome)
+        candidate, probed = _search(candidate, runner, name, result, outcome)
         outcome.title, outcome.action, outcome.change = candidate.title, candidate.action, describe(candidate.action)
         outcome.changes_workload = candidate.changes_workload
-    try:
-        prepared = _prepare(candidate, runner, name, outcome)
-    except (PatchError, OSError, UnicodeDecodeError) as error:
-        outcome.reason = f"the patch was not applied: {error}"
-        return outcome
     command, env = apply_args(runner.command, candidate.action), candidate.action.env or None
     label = f"fix {candidate.kind}"
-    run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=command, env=env, wrapper=wrapper)
+    if probed is not None:  # the search's fitting run is this fix's capped measurement
+        prepared, run, measured = probed
+    else:
+        try:
+            prepared = _prepare(candidate, runner, name, outcome)
+        except (PatchError, OSError, UnicodeDecodeError) as error:
+            outcome.reason = f"the patch was not applied: {error}"
+            return outcome
+        run, measured = runner.measure(name, label, capacity=result.capacity_bytes, command=command, env=env, wrapper=wrapper)
     outcome.ran = True
     if measured is None:
         outcome.seconds = round(time.perf_counter() - started, 2)
@@ -336,7 +340,8 @@ def _prepare(candidate: CandidateFix, runner: _Runner, name: str, outcome: FixRe
     return scratch
 
 
-def _search(candidate: CandidateFix, runner: _Runner, name: str, result: ValidationResult, outcome: FixResult) -> CandidateFix:
+def _search(candidate: CandidateFix, runner: _Runner, name: str, result: ValidationResult,
+            outcome: FixResult) -> tuple[CandidateFix, tuple[Path, RunResult, Measurement] | None]:
     """Bisect the proposals (largest value first) for the largest that fits the card, by capped runs.
 
     Fitting is monotone in the micro-batch, so log2(n) runs find it; the chosen one is then measured
@@ -344,14 +349,14 @@ def _search(candidate: CandidateFix, runner: _Runner, name: str, result: Validat
     proposals = candidate.search
     low, high = 0, len(proposals) - 1
     fitting: int | None = None
+    runs: dict[int, tuple[Path, RunResult, Measurement]] = {}
     while low <= high:
         middle = (low + high) // 2
         proposal = proposals[middle]
         probe = candidate.model_copy(update={"action": proposal.action})
         folder = f"{name}.probe{middle}"
         try:
-            _prepare(probe, runner, folder, FixResult(kind=candidate.kind, title="", cause_id="", source="rules",
-                                                       action=proposal.action, change="", accepted=False, reason=""))
+            prepared = _prepare(probe, runner, folder, outcome)
         except (PatchError, OSError, UnicodeDecodeError):
             break
         run, measured = runner.measure(folder, f"search {candidate.kind}: {proposal.title}", capacity=result.capacity_bytes,
@@ -362,11 +367,13 @@ def _search(candidate: CandidateFix, runner: _Runner, name: str, result: Validat
                                             peak_reserved_bytes=measured.peak_reserved_bytes if measured else None))
         if fits:
             fitting, high = middle, middle - 1
+            runs[middle] = (prepared, run, measured)
         else:
             low = middle + 1
     chosen = proposals[fitting] if fitting is not None else proposals[-1]
-    return candidate.model_copy(update={"title": chosen.title, "action": chosen.action,
-                                        "changes_workload": chosen.changes_workload, "rule": chosen.rule or candidate.rule})
+    update = {"title": chosen.title, "action": chosen.action, "changes_workload": chosen.changes_workload,
+              "rule": chosen.rule or candidate.rule}
+    return candidate.model_copy(update=update), runs.get(fitting) if fitting is not None else None
 
 
 def _judge_like_with_like(candidate: CandidateFix, golden: Measurement, measured: Measurement, prepared: Path,
