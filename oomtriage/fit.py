@@ -98,16 +98,18 @@ class _Measurer:
 
     def measure(self, command: list[str], diff: str | None = None) -> tuple[Measurement | None, str | None]:
         from .run import run_command
+        from .validate.loop import relocate
         from .validate.patching import apply_unified_diff, scratch_copy
 
         self.count += 1
         with tempfile.TemporaryDirectory(prefix="oomtriage-fit-") as folder:
-            cwd = self.project
+            # Each run in its own scratch copy: what the program writes (outputs, saved configs) stays
+            # out of the user's tree and out of the next run.
+            cwd = scratch_copy(self.project, Path(folder) / "project")
             if diff:
-                cwd = scratch_copy(self.project, Path(folder) / "project")
                 apply_unified_diff(cwd, diff)
             measure = Path(folder) / "measure.json"
-            result = run_command(command, max_steps=self.max_steps, measure_file=str(measure), timeout=self.timeout,
+            result = run_command(relocate(command, self.project, cwd), max_steps=self.max_steps, measure_file=str(measure), timeout=self.timeout,
                                  cwd=str(cwd), quiet=True, fake=self.fake, own_group=True, cpu_visible=self.cpu_visible,
                                  report_dir=str(Path(folder) / "reports"))
             measured = result.measurement
@@ -129,7 +131,10 @@ def _option_to_vary(program: ProgramOptions, vary: str | None) -> Option | None:
 
 def fit(command: list[str], *, project: Path, card: CardSize, vary: str | None = None, max_steps: int = 2,
         timeout: float = 600, backend: str = "fake", with_fixes: bool = True, cpu_visible: bool = False) -> FitResult:
+    from .validate.patching import check_project
+
     project = project.resolve()
+    check_project(project, Path(tempfile.gettempdir()))
     result = FitResult(command=command, card=card.name, card_bytes=card.usable_bytes, card_spec_bytes=card.spec_bytes,
                        backend="execute" if backend == "execute" else "fake")
     measurer = _Measurer(command, project, max_steps, timeout, backend, cpu_visible)

@@ -122,7 +122,7 @@ class _Runner:
                 stochastic_off: bool = False) -> tuple[RunResult, Measurement | None]:
         measure_file = self.work / f"{name}.measure.json"
         self.progress.started(label, self.max_steps)
-        result = run_command(_relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
+        result = run_command(relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
                              max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
                              report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
                              quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper,
@@ -141,7 +141,7 @@ def _outcome(result: RunResult) -> str:
     return f"out of memory ({peak})" if measured.oom else peak
 
 
-def _relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
+def relocate(command: list[str], project: Path, scratch: Path) -> list[str]:
     """Absolute paths into the project point into the scratch copy instead; a relative interpreter
     (``./venv/bin/python``, which the scratch copy leaves out) is the user's own, made absolute."""
     root = str(project.resolve())
