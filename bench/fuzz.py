@@ -53,6 +53,7 @@ def main() -> None:
         elapsed = time.perf_counter() - begin
         worst = max(worst, (elapsed, f"{kind} {name}"))
         path.unlink()
+    folder.rmdir()  # every case removed its file: leave no empty folder in /tmp
     total = time.perf_counter() - started
     rss = _peak_rss_mib()
     print(f"cases {args.cases} (seed {args.seed}) in {total:.1f} s; crashes {sum(crashes.values())}; "

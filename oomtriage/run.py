@@ -131,6 +131,8 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     except FileNotFoundError:
         from .errors import InputError
 
+        if temporary:
+            shutil.rmtree(folder, ignore_errors=True)  # nothing ran: leave no empty folder behind
         raise InputError(f"command not found: {command[0]}") from None
     RUNNING.add(process)
     try:

@@ -75,7 +75,6 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
     optimizer_module.register_optimizer_step_post_hook(_after_step)
     _count_optimizers()
     if fingerprint:
-        optimizer_module.register_optimizer_step_pre_hook(_record_grad_norm)
         _record_norms_before_clipping()
     _watch_backward()
     if measure_file:
@@ -117,6 +116,11 @@ def _count_optimizers() -> None:
 
 
 def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    # The gradient norm is read after the step, not before it: Lightning (and any closure-based
+    # loop) runs forward and backward inside optimizer.step(closure), so before the step the
+    # gradients are those of the previous micro-batch, or none. Optimizers do not modify .grad.
+    if STATE["fingerprint"]:
+        _record_grad_norm(optimizer, args, kwargs)
     STATE["norm_this_step"] = False
     _count_step()
 
