@@ -64,6 +64,7 @@ def _accelerate_weights() -> int | None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the fit --gpu searches")
+    parser.add_argument("--cards", default="RTX 4090,A100 40GB,H100 80GB", help="cards for the fit --gpu searches")
     options = parser.parse_args()
     print("| program | executed peak | fake peak | difference | executed s | fake s | ratio |")
     print("|---|---|---|---|---|---|---|")
@@ -80,7 +81,7 @@ def main() -> None:
     if not options.quick:
         print("\n| card (fit --gpu) | usable | largest batch (block 1024) | proved | peak at that batch | runs | seconds |")
         print("|---|---|---|---|---|---|---|")
-        for gpu in ("RTX 4090", "A100 40GB", "H100 80GB"):
+        for gpu in options.cards.split(","):
             result, seconds = _fit(gpu, GPT2 + ["--batch-size", "8"])
             runs = {run["value"]: run for run in result["runs"]}
             largest = result["largest_fitting"]
