@@ -48,7 +48,7 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
     fingerprint = fingerprint and not fake
     STATE["fingerprint"] = fingerprint
     if torch.cuda.is_available() and not simulate and not fake:
-        _start_real_cuda(capacity)
+        _start_real_cuda()
     else:
         from .simulate.tracker import SimulatedDevice
 
@@ -59,11 +59,12 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         device = SimulatedDevice(capacity if simulate else None)
         _make_cpu_behave_like_cuda()
         device.__enter__()  # for the whole process: every storage the script creates is counted
-        if not torch.cuda.is_available():
-            from .simulate import cuda_on_cpu
+        from .simulate import cuda_on_cpu
 
-            # a script that hard-codes "cuda" runs on the simulated GPU, which it sees as a GPU
-            cuda_on_cpu.enter(device, visible=not cpu_visible)
+        # A script that hard-codes "cuda" runs on the simulated GPU, which it sees as a GPU. On a
+        # machine with a GPU too: --simulate-gpu always means the CPU against the modelled card, never
+        # tensors on the real GPU counted as if they were on the CPU.
+        cuda_on_cpu.enter(device, visible=not cpu_visible)
         STATE["device"] = device
     from .simulate import stochastic
 
@@ -81,12 +82,9 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         atexit.register(write_measurement)
 
 
-def _start_real_cuda(capacity: int | None) -> None:
+def _start_real_cuda() -> None:
     STATE["real_cuda"] = True
     torch.cuda.init()
-    if capacity:  # emulate a smaller card on a real one
-        total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
-        torch.cuda.set_per_process_memory_fraction(min(1.0, capacity / total))
     torch.cuda.reset_peak_memory_stats()
 
 

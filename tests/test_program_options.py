@@ -168,3 +168,27 @@ def test_a_program_with_no_option_for_a_fix_gets_no_proposal(tmp_path):
     (tmp_path / "train.py").write_text("print('no options here')\n")
     assert _propose("reduce_batch_size", ["python3", "train.py"], tmp_path) == []
     assert _propose("gradient_checkpointing", ["python3", "train.py"], tmp_path) == []
+
+
+def test_checkpointing_an_nn_sequential_stack_keeps_the_values(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Tanh()) for _ in range(4)])\n\n"
+              "    def forward(self, x):\n        x = self.blocks(x)\n        return x.sum()\n\n\ntorch.manual_seed(0)\nnet = Net()\n"
+              "loss = net(torch.randn(8, 16))\nloss.backward()\nprint(repr(loss.item()), repr(net.blocks[0][0].weight.grad.sum().item()))\n")
+    (tmp_path / "train.py").write_text(script)
+    proposal = _propose("gradient_checkpointing", ["python3", "train.py"], tmp_path)[0]
+    assert "checkpoint_sequential(self.blocks, len(self.blocks), x, use_reentrant=False)" in proposal.action.diff
+    before = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    apply_unified_diff(tmp_path, proposal.action.diff)
+    after = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert after.returncode == 0, after.stderr[-2000:]
+    assert before.stdout == after.stdout
+
+
+def test_hugging_face_scripts_get_a_leaner_optimizer_as_a_workload_change():
+    project = PROGRAMS / "hf_trainer"
+    proposal = _propose("optimizer_memory", ["python3", "train.py", "--output_dir", "out"], project)[0]
+    assert proposal.action.command[-2:] == ["--optim", "adafactor"] and "adafactor" in proposal.changes_workload

@@ -100,5 +100,33 @@ def checkpoint_block_loop(source: str, lines: set[int]) -> str | None:
                                            *(ast.unparse(k) for k in call.keywords), "use_reentrant=False"])
                     edits.append((call, f"(torch.utils.checkpoint.checkpoint({arguments}) if torch.is_grad_enabled() "
                                         f"else {ast.unparse(call)})"))
+    edits += _sequential_calls(tree)
     changed = replace_nodes(source, edits)
     return ensure_import(changed, "torch.utils.checkpoint") if changed else None
+
+
+def _sequential_calls(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    """``x = self.blocks(x)`` in a ``forward``, where ``__init__`` made ``self.blocks`` an
+    ``nn.Sequential`` of several modules: checkpointed segment by segment."""
+    edits = []
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        sequential = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                    and ast.unparse(node.targets[0]).startswith("self.") and isinstance(node.value, ast.Call) \
+                    and ast.unparse(node.value.func).endswith("Sequential") and (len(node.value.args) > 1 or any(
+                        isinstance(arg, ast.Starred) for arg in node.value.args)):
+                sequential.add(ast.unparse(node.targets[0]))
+        for function in cls.body:
+            if not (isinstance(function, ast.FunctionDef) and function.name == "forward"):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.value.args) == 1 \
+                        and not node.value.keywords and ast.unparse(node.value.func) in sequential:
+                    call, blocks = node.value, ast.unparse(node.value.func)
+                    argument = ast.unparse(call.args[0])
+                    edits.append((call, f"(torch.utils.checkpoint.checkpoint_sequential({blocks}, len({blocks}), {argument}, "
+                                        f"use_reentrant=False) if torch.is_grad_enabled() else {ast.unparse(call)})"))
+    return edits

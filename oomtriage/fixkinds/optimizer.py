@@ -26,6 +26,11 @@ OPTIMIZER_MEMORY = Fix(
 _OPTIMIZERS = {"Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta"}
 
 
+# Hugging Face's --optim values that keep less state than AdamW's two fp32 moments: factored
+# second moments (in transformers itself), and 8-bit moments when bitsandbytes is installed.
+_LEANER_HF_OPTIMIZERS = (("adafactor", None), ("adamw_bnb_8bit", "bitsandbytes"))
+
+
 @register("optimizer_memory", rule="reordered")
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
     files = list(site.failing_lines) + ([str(site.script.relative_to(site.project))] if site.script else [])
@@ -33,6 +38,29 @@ def propose(site: FixSite, fix: Fix) -> list[Proposal]:
         edit = edit_file(site, relative, foreach_off)
         if edit is not None:
             return diff_proposal(edit, "Optimizer step without the foreach copy (foreach=False)")
+    return _leaner_optimizer_option(site)
+
+
+def _leaner_optimizer_option(site: FixSite) -> list[Proposal]:
+    """``--optim adafactor`` (or an 8-bit AdamW) for a program with Hugging Face's optimizer option:
+    less optimizer state, but another optimizer, so the workload changes."""
+    import importlib.util
+
+    from oomtriage.program.setting import express
+
+    from .actions import FixAction, Proposal
+
+    option = next((o for o in site.program.find_all("optimizer") if o.style == "hf_arguments"), None)
+    if option is None or not (option.current or "").startswith("adamw"):
+        return []
+    for value, package in _LEANER_HF_OPTIMIZERS:
+        if package is not None and importlib.util.find_spec(package) is None:
+            continue
+        expressed = express(site.command, site.project, [(option, value)])
+        if expressed:
+            return [Proposal(title=f"A leaner optimizer through the program's option ({' '.join(expressed.described)})",
+                             action=FixAction(type="args", command=expressed.command, described=" ".join(expressed.described)),
+                             changes_workload=f"the optimizer changes from {option.current} to {value}")]
     return []
 
 
