@@ -192,3 +192,18 @@ def test_hugging_face_scripts_get_a_leaner_optimizer_as_a_workload_change():
     project = PROGRAMS / "hf_trainer"
     proposal = _propose("optimizer_memory", ["python3", "train.py", "--output_dir", "out"], project)[0]
     assert proposal.action.command[-2:] == ["--optim", "adafactor"] and "adafactor" in proposal.changes_workload
+
+
+def test_a_hugging_face_model_built_from_a_config_in_code(tmp_path):
+    """TrainingArguments written in the script (no parser) and a model class built from a config."""
+    (tmp_path / "train.py").write_text(
+        "from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments\n"
+        "model = GPT2LMHeadModel(GPT2Config(n_layer=2))\n"
+        "args = TrainingArguments(output_dir='out', per_device_train_batch_size=4, gradient_accumulation_steps=4, fp16=False)\n")
+    checkpointing = _propose("gradient_checkpointing", ["python3", "train.py"], tmp_path)[0]
+    assert "+model.gradient_checkpointing_enable()" in checkpointing.action.diff
+    precision = _propose("mixed_precision", ["python3", "train.py"], tmp_path)[0]
+    assert precision.title.startswith("fp16 mixed precision") and "+args = TrainingArguments(" in precision.action.diff
+    batch = _propose("reduce_batch_size", ["python3", "train.py"], tmp_path)[0]
+    apply_unified_diff(tmp_path, batch.action.diff)
+    assert "per_device_train_batch_size=2, gradient_accumulation_steps=8" in (tmp_path / "train.py").read_text()

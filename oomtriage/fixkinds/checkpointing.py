@@ -66,16 +66,30 @@ def enable_on_hf_model(source: str, lines: set[int]) -> str | None:
     if "gradient_checkpointing" in source:
         return None
     tree = ast.parse(source)
+    hf_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").split(".")[0] == "transformers" for alias in node.names}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute)) \
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
-                and node.value.func.attr in _HF_BUILDERS and "Model" in ast.unparse(node.value.func.value):
+                and isinstance(node.value, ast.Call) and (_hf_builder(node.value) or (hf_names and _hf_class(node.value, hf_names))):
             rows = source.splitlines(keepends=True)
             indent = re.match(r"\s*", rows[node.lineno - 1]).group(0)
             target = ast.unparse(node.targets[0])
             rows.insert(node.end_lineno, f"{indent}{target}.gradient_checkpointing_enable()\n")
             return "".join(rows)
     return None
+
+
+def _hf_builder(call: ast.Call) -> bool:
+    """``AutoModelForCausalLM.from_pretrained(...)`` / ``from_config(...)``."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _HF_BUILDERS and "Model" in ast.unparse(call.func.value)
+
+
+_HF_MODEL_CLASS = re.compile(r"(?:Model|LMHeadModel|For[A-Z]\w+)$")
+
+
+def _hf_class(call: ast.Call, names: set[str]) -> bool:
+    """``GPT2LMHeadModel(config)``: a model class imported from transformers, built from a config."""
+    return isinstance(call.func, ast.Name) and call.func.id in names and bool(_HF_MODEL_CLASS.search(call.func.id))
 
 
 def checkpoint_block_loop(source: str, lines: set[int]) -> str | None:

@@ -52,7 +52,8 @@ def propose(site: FixSite, fix: Fix) -> list[Proposal]:
             continue
         expressed = express(site.command, site.project, [(option, value)])
         if expressed:
-            return [Proposal(title=f"bf16 mixed precision through the program's option ({' '.join(expressed.described)})",
+            kind = "fp16" if "fp16" in leaf or "float16" == value else "bf16"
+            return [Proposal(title=f"{kind} mixed precision through the program's option ({' '.join(expressed.described)})",
                              action=FixAction(type="diff" if expressed.diff else "args", command=expressed.command,
                                               diff=expressed.diff, described=" ".join(expressed.described)))]
     if options:
