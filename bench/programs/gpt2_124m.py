@@ -43,7 +43,7 @@ class GPT(nn.Module):
         x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
         for block in self.blocks:
             x = block(x)
-        return F.cross_entropy(self.head(self.ln(x)).view(-1, vocab), targets.view(-1))
+        return F.cross_entropy(self.head(self.ln(x)).reshape(-1, vocab), targets.reshape(-1))
 
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
