@@ -50,3 +50,11 @@ class FixSite:
             return (self.project / relative).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+
+
+def option_proposal(title: str, expressed, **fields) -> Proposal:
+    """A change expressed in the program's options: a new command, plus a diff when a config file
+    or a literal in the code is what changes."""
+    action = FixAction(type="diff" if expressed.diff else "args", command=expressed.command, diff=expressed.diff,
+                       described=" ".join(expressed.described))
+    return Proposal(title=title, action=action, **fields)

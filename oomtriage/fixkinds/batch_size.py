@@ -70,9 +70,6 @@ def _halvings(size: int) -> list[int]:
 
 
 def _proposal(title: str, expressed, size: int, *, rule=None, changes_workload=None) -> Proposal:
-    from .actions import FixAction, Proposal
+    from .actions import option_proposal
 
-    diff = expressed.diff
-    action = FixAction(type="diff" if diff else "args", command=expressed.command, diff=diff,
-                       described=" ".join(expressed.described))
-    return Proposal(title=title, action=action, size=size, rule=rule, changes_workload=changes_workload)
+    return option_proposal(title, expressed, size=size, rule=rule, changes_workload=changes_workload)

@@ -28,7 +28,7 @@ _HF_BUILDERS = ("from_pretrained", "from_config")
 
 @register("gradient_checkpointing", rule="reordered", varies_randomness=True)
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    from .actions import FixAction, Proposal
+    from .actions import option_proposal
     from oomtriage.program.setting import express
     option = site.program.find("checkpointing")
     if option is not None:
@@ -36,9 +36,8 @@ def propose(site: FixSite, fix: Fix) -> list[Proposal]:
             return []  # already on
         expressed = express(site.command, site.project, [(option, "True")])
         if expressed:
-            return [Proposal(title=f"Gradient checkpointing through the program's option ({' '.join(expressed.described)})",
-                             action=FixAction(type="diff" if expressed.diff else "args", command=expressed.command,
-                                              diff=expressed.diff, described=" ".join(expressed.described)))]
+            title = f"Gradient checkpointing through the program's option ({' '.join(expressed.described)})"
+            return [option_proposal(title, expressed)]
     hf = edit_script(site, enable_on_hf_model)
     if hf is not None:
         return diff_proposal(hf, "Enable the Hugging Face model's gradient checkpointing")

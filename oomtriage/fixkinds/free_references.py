@@ -31,15 +31,14 @@ EVAL_ACCUMULATION = Fix(
 
 @register("free_references", rule="exact")
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    from .actions import FixAction, Proposal
+    from .actions import option_proposal
     from oomtriage.program.setting import express
     option = site.program.find("eval_accumulation")
     if option is not None and not option.current_int():
         expressed = express(site.command, site.project, [(option, "1")])
         if expressed:
-            return [Proposal(title="Move evaluation outputs to the CPU after every step (eval_accumulation_steps 1)",
-                             action=FixAction(type="diff" if expressed.diff else "args", command=expressed.command,
-                                              diff=expressed.diff, described=" ".join(expressed.described)))]
+            title = "Move evaluation outputs to the CPU after every step (eval_accumulation_steps 1)"
+            return [option_proposal(title, expressed)]
     return diff_proposal(edit_script(site, detach_appended_outputs), "Keep detached copies of the outputs you store")
 
 

@@ -21,7 +21,7 @@ REDUCE_INPUT = Fix(
 
 @register("reduce_input_size", rule=None)
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    from .actions import FixAction, Proposal
+    from .actions import option_proposal
     from oomtriage.program.setting import express
     option = site.program.find("sequence")
     size = option.current_int() if option else None
@@ -31,7 +31,5 @@ def propose(site: FixSite, fix: Fix) -> list[Proposal]:
     expressed = express(site.command, site.project, [(option, str(smaller))])
     if not expressed:
         return []
-    return [Proposal(title=f"{option.name} {size} -> {smaller}",
-                     action=FixAction(type="diff" if expressed.diff else "args", command=expressed.command,
-                                      diff=expressed.diff, described=" ".join(expressed.described)),
-                     changes_workload=f"{option.name} changes from {size} to {smaller}")]
+    return [option_proposal(f"{option.name} {size} -> {smaller}", expressed,
+                            changes_workload=f"{option.name} changes from {size} to {smaller}")]

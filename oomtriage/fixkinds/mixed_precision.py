@@ -33,7 +33,7 @@ _OFF = re.compile(r"^(?:32|32-true|fp32|float32|no|none|false|0|)$", re.IGNORECA
 
 @register("mixed_precision", rule="precision")
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    from .actions import FixAction, Proposal
+    from .actions import option_proposal
     from oomtriage.program.setting import express
     options = sorted(site.program.find_all("precision"), key=lambda option: ("fp16" in option.name, "bf16" not in option.name))
     if any(option.value_type in ("flag", "bool") and option.current_bool() for option in options):
@@ -53,9 +53,8 @@ def propose(site: FixSite, fix: Fix) -> list[Proposal]:
         expressed = express(site.command, site.project, [(option, value)])
         if expressed:
             kind = "fp16" if "fp16" in leaf or "float16" == value else "bf16"
-            return [Proposal(title=f"{kind} mixed precision through the program's option ({' '.join(expressed.described)})",
-                             action=FixAction(type="diff" if expressed.diff else "args", command=expressed.command,
-                                              diff=expressed.diff, described=" ".join(expressed.described)))]
+            title = f"{kind} mixed precision through the program's option ({' '.join(expressed.described)})"
+            return [option_proposal(title, expressed)]
     if options:
         return []  # a precision option the program reads, but none that can be set to bf16
     return diff_proposal(edit_script(site, autocast_loss), "Wrap the forward and loss in torch.autocast (bf16)")

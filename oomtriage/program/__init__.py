@@ -217,6 +217,11 @@ def literal(node: ast.AST | None) -> tuple[ValueType, str | None]:
         value = _arithmetic(node)
         if value is None:
             return "str", None
+    return value_text(value)
+
+
+def value_text(value: object) -> tuple[ValueType, str | None]:
+    """The option type and text of a Python or YAML value; ('str', None) for what is not a scalar."""
     if isinstance(value, bool):
         return "bool", str(value)
     if isinstance(value, int):

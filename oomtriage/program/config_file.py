@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import Option, ProgramSource, ValueType, reader
+from . import Option, ProgramSource, reader, value_text
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -39,18 +39,6 @@ def flatten(data: dict, prefix: str = "") -> dict[str, Any]:
         elif isinstance(value, (bool, int, float, str)) or value is None:
             found[name] = value
     return found
-
-
-def value_text(value: Any) -> tuple[ValueType, str | None]:
-    if isinstance(value, bool):
-        return "bool", str(value)
-    if isinstance(value, int):
-        return "int", str(value)
-    if isinstance(value, float):
-        return "float", repr(value)
-    if value is None:
-        return "str", None
-    return "str", str(value)
 
 
 @reader("config_file")

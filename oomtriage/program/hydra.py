@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import re
 
-from . import Option, ProgramSource, reader
-from .config_file import flatten, load_config, value_text
+from . import Option, ProgramSource, reader, value_text
+from .config_file import flatten, load_config
 
 
 def _main_config(tree: ast.Module) -> tuple[str | None, str | None]:
