@@ -118,7 +118,7 @@ def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
     # loop) runs forward and backward inside optimizer.step(closure), so before the step the
     # gradients are those of the previous micro-batch, or none. Optimizers do not modify .grad.
     if STATE["fingerprint"]:
-        _record_grad_norm(optimizer, args, kwargs)
+        _record_grad_norm(optimizer)
     STATE["norm_this_step"] = False
     _count_step()
 
@@ -149,7 +149,7 @@ def _report_progress() -> None:
 FINGERPRINT_CHUNK = 1 << 16  # elements: a float64 temporary of 512 KiB at most
 
 
-def _record_grad_norm(optimizer: Any, args: Any, kwargs: Any) -> None:
+def _record_grad_norm(optimizer: Any) -> None:
     if STATE["norm_this_step"]:
         return  # already read before clipping
     params = [param for group in optimizer.param_groups for param in group["params"]]

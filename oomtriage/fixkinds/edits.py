@@ -67,6 +67,16 @@ def edit_script(site: FixSite, change: Callable[[str, set[int]], str | None]) ->
     return edit_file(site, relative, change)
 
 
+def edit_first_file(site: FixSite, change: Callable[[str, set[int]], str | None]) -> SourceEdit | None:
+    """``change`` applied to the first file it edits: the traceback's files first, then the script."""
+    files = list(site.failing_lines) + ([str(site.script.relative_to(site.project))] if site.script else [])
+    for relative in dict.fromkeys(files):
+        edit = edit_file(site, relative, change)
+        if edit is not None:
+            return edit
+    return None
+
+
 def edit_file(site: FixSite, relative: str, change: Callable[[str, set[int]], str | None]) -> SourceEdit | None:
     original = site.project_file(relative)
     if original is None:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .actions import FixSite, Proposal
 
 from . import register
-from .edits import diff_proposal, edit_file, replace_nodes
+from .edits import diff_proposal, edit_first_file, replace_nodes
 
 OPTIMIZER_MEMORY = Fix(
     kind="optimizer_memory", title="Shrink optimizer state",
@@ -33,11 +33,9 @@ _LEANER_HF_OPTIMIZERS = (("adafactor", None), ("adamw_bnb_8bit", "bitsandbytes")
 
 @register("optimizer_memory", rule="reordered")
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    files = list(site.failing_lines) + ([str(site.script.relative_to(site.project))] if site.script else [])
-    for relative in dict.fromkeys(files):
-        edit = edit_file(site, relative, foreach_off)
-        if edit is not None:
-            return diff_proposal(edit, "Optimizer step without the foreach copy (foreach=False)")
+    edit = edit_first_file(site, foreach_off)
+    if edit is not None:
+        return diff_proposal(edit, "Optimizer step without the foreach copy (foreach=False)")
     return _leaner_optimizer_option(site)
 
 

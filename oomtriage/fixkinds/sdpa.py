@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .actions import FixSite, Proposal
 
 from . import register
-from .edits import diff_proposal, edit_file, near, replace_nodes
+from .edits import diff_proposal, edit_first_file, near, replace_nodes
 
 SDPA = Fix(
     kind="sdpa_attention", title="Use fused scaled_dot_product_attention",
@@ -25,11 +25,9 @@ SDPA = Fix(
 
 @register("sdpa_attention", rule="reordered")
 def propose(site: FixSite, fix: Fix) -> list[Proposal]:
-    files = list(site.failing_lines) + ([str(site.script.relative_to(site.project))] if site.script else [])
-    for relative in dict.fromkeys(files):
-        edit = edit_file(site, relative, fused_attention)
-        if edit is not None:
-            return diff_proposal(edit, "Replace the hand-written attention with scaled_dot_product_attention")
+    edit = edit_first_file(site, fused_attention)
+    if edit is not None:
+        return diff_proposal(edit, "Replace the hand-written attention with scaled_dot_product_attention")
     return []
 
 

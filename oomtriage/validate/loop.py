@@ -396,16 +396,8 @@ def _judge_like_with_like(candidate: CandidateFix, golden: Measurement, measured
         if result.baseline_stochastic_off is None or candidate_off is None:
             return NumericsResult(verdict="not_checked", rule=rule or "none",
                                   reason="the runs with dropout off (to compare like with like) did not complete")
-        numerics = compare(result.baseline_stochastic_off, candidate_off, candidate.kind, result.noise_floor, rule=rule)
-        if numerics.verdict == "failed" and not runner.noise_measured:
-            # As for runs as written: is the unchanged repro (dropout off) reproducible at all?
-            runner.noise_measured = True
-            scratch_copy(runner.project, runner.work / "repeat.no_dropout")
-            _, repeat = runner.measure("repeat.no_dropout", "baseline, dropout off, again (run-to-run noise)", capacity=None,
-                                       stochastic_off=True)
-            if repeat is not None:
-                result.noise_floor = noise_floor(result.baseline_stochastic_off, repeat)
-            numerics = compare(result.baseline_stochastic_off, candidate_off, candidate.kind, result.noise_floor, rule=rule)
+        numerics = _judge_numerics(result.baseline_stochastic_off, candidate_off, candidate.kind, runner, result, rule=rule,
+                                   stochastic_off=True)
         numerics.compared_on = "runs with dropout disabled in both the baseline and the fix (it draws random numbers in another order)"
         return numerics
     numerics = _judge_numerics(golden, measured, candidate.kind, runner, result, rule=rule)
@@ -414,15 +406,17 @@ def _judge_like_with_like(candidate: CandidateFix, golden: Measurement, measured
 
 
 def _judge_numerics(golden: Measurement, measured: Measurement, kind: str, runner: _Runner,
-                    result: ValidationResult, rule: str | None = None) -> NumericsResult:
+                    result: ValidationResult, rule: str | None = None, stochastic_off: bool = False) -> NumericsResult:
     """Compare with the original run; on a first failure, rerun the unchanged repro once to learn
     whether it is reproducible at all, and judge again with the bound widened to that noise."""
     numerics = compare(golden, measured, kind, result.noise_floor, rule=rule)
     if numerics.verdict != "failed" or runner.noise_measured:
         return numerics
     runner.noise_measured = True
-    scratch_copy(runner.project, runner.work / "repeat")
-    _, repeat = runner.measure("repeat", "baseline, uncapped, again (run-to-run noise)", capacity=None)
+    name = "repeat.no_dropout" if stochastic_off else "repeat"
+    scratch_copy(runner.project, runner.work / name)
+    _, repeat = runner.measure(name, "baseline, uncapped" + (", dropout off" if stochastic_off else "") + ", again (run-to-run noise)",
+                               capacity=None, stochastic_off=stochastic_off)
     if repeat is not None:
         result.noise_floor = noise_floor(golden, repeat)
     return compare(golden, measured, kind, result.noise_floor, rule=rule)
