@@ -93,23 +93,30 @@ def digest_snapshot_file(path: str | Path) -> SnapshotDigest:
 
 
 def _digest_in_child(path: Path, size: int) -> SnapshotDigest:
+    code = "sys.stdout.write(digest_snapshot(load_snapshot(sys.argv[1])).model_dump_json())\n"
+    return SnapshotDigest.model_validate_json(run_capped(path, code))
+
+
+def run_capped(path: Path, code: str) -> bytes:
+    """Run ``code`` on the snapshot at ``path`` in a child whose address space is capped at a few
+    times the file's size; returns its standard output. ``load_snapshot`` is in scope."""
     import subprocess
     import sys
 
+    size = path.stat().st_size
     limit = max(2 * 1024**3, 8 * size)
-    code = ("import resource, sys\n"
-            f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
-            "from oomtriage.collectors.snapshot import digest_snapshot, load_snapshot, SNAPSHOT_NO_SCAN\n"
-            "SNAPSHOT_NO_SCAN.append(True)\n"
-            "sys.stdout.write(digest_snapshot(load_snapshot(sys.argv[1])).model_dump_json())\n")
+    preamble = ("import resource, sys\n"
+                f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+                "from oomtriage.collectors.snapshot import digest_snapshot, load_snapshot, SNAPSHOT_NO_SCAN\n"
+                "SNAPSHOT_NO_SCAN.append(True)\n")
     try:
-        child = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=600)
+        child = subprocess.run([sys.executable, "-c", preamble + code, str(path)], capture_output=True, timeout=600)
     except subprocess.TimeoutExpired:
-        raise SnapshotError("digesting the snapshot took more than 600 s", path=str(path)) from None
+        raise SnapshotError("reading the snapshot took more than 600 s", path=str(path)) from None
     if child.returncode != 0:
         last = (child.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1][:200]
         raise SnapshotError(f"the snapshot could not be loaded within {limit // 2**20} MiB ({last})", path=str(path))
-    return SnapshotDigest.model_validate_json(child.stdout)
+    return child.stdout
 
 
 SNAPSHOT_NO_SCAN: list[bool] = []  # set in the memory-capped child, where the cap does the scan's job

@@ -4,6 +4,7 @@ GPU, ``--max-steps`` and a peak-memory measurement. ``oomtriage run`` starts thi
 
 Environment: OOMTRIAGE_SIMULATE_GPU (bytes), OOMTRIAGE_MAX_STEPS, OOMTRIAGE_MEASURE_FILE,
 OOMTRIAGE_FINGERPRINT=1, OOMTRIAGE_FAKE=1, OOMTRIAGE_STOCHASTIC_OFF=1, OOMTRIAGE_CPU_VISIBLE=1,
+OOMTRIAGE_SNAPSHOT_FILE (write the memory history there, in PyTorch's snapshot format),
 OOMTRIAGE_REPORT_DIR, OOMTRIAGE_NOTE.
 """
 
@@ -55,14 +56,15 @@ def setup_from_env() -> None:
     max_steps = _int_env("OOMTRIAGE_MAX_STEPS")
     measure_file = os.environ.get("OOMTRIAGE_MEASURE_FILE") or None
     fake = os.environ.get("OOMTRIAGE_FAKE") == "1"
-    if capacity or max_steps or measure_file or fake:
+    snapshot_file = os.environ.get("OOMTRIAGE_SNAPSHOT_FILE") or None
+    if capacity or max_steps or measure_file or fake or snapshot_file:
         try:
             from oomtriage import runtime
 
             runtime.start(capacity=capacity, simulate=capacity is not None, max_steps=max_steps,
                           measure_file=measure_file, fingerprint=os.environ.get("OOMTRIAGE_FINGERPRINT") == "1", fake=fake,
                           stochastic_off=os.environ.get("OOMTRIAGE_STOCHASTIC_OFF") == "1",
-                          cpu_visible=os.environ.get("OOMTRIAGE_CPU_VISIBLE") == "1")
+                          cpu_visible=os.environ.get("OOMTRIAGE_CPU_VISIBLE") == "1", snapshot_file=snapshot_file)
         except Exception as error:  # the user's program still runs, unmeasured
             sys.stderr.write(f"oomtriage: could not set up measurement ({type(error).__name__}: {error}); running without it\n")
 

@@ -37,7 +37,9 @@ def attach_cuda_observer(torch: Any) -> bool:
             from oomtriage.collectors.snapshot import digest_snapshot
 
             # The snapshot covers every device: digest the one that failed.
-            captured["snapshot"] = digest_snapshot(torch.cuda.memory._snapshot(), device=device)
+            snapshot = torch.cuda.memory._snapshot()
+            captured["snapshot"] = digest_snapshot(snapshot, device=device)
+            _write_requested_snapshot(snapshot)
         except Exception as error:
             captured["error"] = f"{type(error).__name__}: {error}"
         _OBSERVED.clear()
@@ -48,6 +50,16 @@ def attach_cuda_observer(torch: Any) -> bool:
     except Exception:
         return False
     return True
+
+
+def _write_requested_snapshot(snapshot: dict[str, Any]) -> None:
+    """``oomtriage run --snapshot``: the snapshot as it was at the failure (after unwinding, the
+    blocks the failing step held are already free)."""
+    runtime_module = sys.modules.get("oomtriage.runtime")
+    path = runtime_module.STATE.get("snapshot_file") if runtime_module else None
+    if path:
+        runtime_module.save_snapshot(snapshot, path)
+        runtime_module.STATE["snapshot_written"] = True
 
 
 HISTORY_ENTRIES = 100_000  # allocation events kept by PyTorch's history ring buffer

@@ -23,6 +23,7 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    html = "html"
 
 
 # typer wants an Enum for a choice; its members are the Backend literal's values.
@@ -81,6 +82,32 @@ def emit(text: str, output: Optional[Path]) -> None:
 class ValidationFormat(str, Enum):
     text = "text"
     json = "json"
+
+
+class ResultFormat(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+def html_page(report=None, *, timeline=None, validation=None, title: str = "oomtriage report") -> str:
+    from .html_report import render_html
+
+    return render_html(report, timeline=timeline, validation=validation, title=title)
+
+
+def input_timeline(paths: list[str]):
+    """The memory timeline of the first snapshot among the inputs (None: no snapshot, or no trace)."""
+    from .context import classify_file
+    from .timeline import timeline_from_snapshot_file
+
+    for path in paths:
+        try:
+            if classify_file(Path(path)) == "snapshot":
+                return timeline_from_snapshot_file(path)
+        except OomtriageError:
+            return None  # analyze already said why this input could not be read
+    return None
 
 
 class Engine(str, Enum):
@@ -153,7 +180,8 @@ def read_inputs(files: Optional[List[str]]) -> tuple[list[str], Optional[str]]:
 def analyze(
     files: List[str] = typer.Argument(None, help="Log files, snapshots (.pickle), memory_stats/trace JSON; '-' for stdin."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help='What you know: "fails during validation", "seq len 8192".'),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="text (default), json or markdown."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help=(
+        "text (default), json, markdown or html (one self-contained file, with the memory timeline of a snapshot input).")),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file (default: standard output)."),
     engine: Optional[Engine] = ENGINE, base_url: Optional[str] = BASE_URL, model: Optional[str] = MODEL,
     offline: bool = OFFLINE, no_cache: bool = NO_CACHE, no_redact: bool = NO_REDACT, prompts: Optional[Path] = PROMPTS,
@@ -176,9 +204,21 @@ def analyze(
     except OomtriageError as error:
         fail(str(error))
     if len(reports) > 1:
+        if output_format is OutputFormat.html:
+            from .scan import summary_html, summarise
+
+            emit(summary_html(summarise(reports)), output)
+            return
         emit(_several(reports, output_format, color=output is None and is_terminal(sys.stdout)), output)
         return
     report = reports[0][1]
+    if output_format is OutputFormat.html:
+        try:
+            timeline = input_timeline(paths)
+        except OomtriageError as error:
+            fail(str(error))
+        emit(html_page(report, timeline=timeline), output)
+        return
     if output_format is OutputFormat.text:
         rendered = to_text(report, color=output is None and is_terminal(sys.stdout))
     else:
@@ -240,6 +280,12 @@ def run(
     simulate_gpu: Optional[str] = typer.Option(None, "--simulate-gpu", help="Run on CPU against a simulated GPU of this size, e.g. 8GiB (default: no simulation)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop cleanly after N optimizer steps (default: no limit)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the triage report (JSON, as analyze) here."),
+    output_format: ResultFormat = typer.Option(ResultFormat.text, "--format", "-f", help=(
+        "What -o gets: text, json (the report, as analyze) or html (the report with the run's memory timeline).")),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report in --format to this file."),
+    snapshot: Optional[Path] = typer.Option(None, "--snapshot", help=(
+        "Record the memory history and write it here in PyTorch's snapshot format (opens in PyTorch's memory_viz; "
+        "oomtriage analyze reads it).")),
     measure: Optional[Path] = typer.Option(None, "--measure", help="Write the run's peak memory (JSON) here."),
     report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where the hook writes per-rank reports (default: $OOMTRIAGE_REPORT_DIR, else a temporary folder removed after the run)."),
     note: Optional[str] = typer.Option(None, "--note", "-n", help="What you know about the run."),
@@ -262,17 +308,38 @@ def run(
     fake, why = choose_backend(backend.value, capacity)
     if fake:
         sys.stderr.write(f"oomtriage: measuring with {why}\n")
-    try:
-        result = run_command(list(command), simulate_gpu=capacity, max_steps=max_steps,
-                             measure_file=str(measure) if measure else None, note=note,
-                             report_dir=str(report_dir) if report_dir else None, fake=fake, cpu_visible=cpu_visible)
-    except OomtriageError as error:
-        fail(str(error))
+    if output_format is not ResultFormat.text and output is None:
+        fail(f"--format {output_format.value} needs -o FILE (the command's own output goes to standard output)")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="oomtriage-snapshot-") as folder:
+        snapshot_file = str(snapshot) if snapshot else (str(Path(folder) / "snapshot.pickle")
+                                                         if output_format is ResultFormat.html else None)
+        try:
+            result = run_command(list(command), simulate_gpu=capacity, max_steps=max_steps,
+                                 measure_file=str(measure) if measure else None, note=note,
+                                 report_dir=str(report_dir) if report_dir else None, fake=fake, cpu_visible=cpu_visible,
+                                 snapshot_file=snapshot_file)
+        except OomtriageError as error:
+            fail(str(error))
+        if snapshot:
+            Path(str(snapshot) + ".timeline.json").unlink(missing_ok=True)
     _say_what_the_run_hid(result, max_steps)
     if result.report is not None:
         sys.stderr.write(to_text(result.report, color=sys.stderr.isatty()))
         if report is not None:
             emit(result.report.model_dump_json(indent=2), report)
+    if output is not None:
+        if output_format is ResultFormat.html:
+            emit(html_page(result.report, timeline=result.timeline, title="oomtriage run: " + " ".join(command)), output)
+        elif output_format is ResultFormat.json:
+            emit(result.model_dump_json(indent=2), output)
+        elif result.report is not None:
+            emit(to_text(result.report, color=False), output)
+        else:
+            emit(f"No OOM: the command exited with code {result.returncode}.", output)
+    if snapshot and not snapshot.exists():
+        sys.stderr.write(f"oomtriage: no snapshot was written to {snapshot} (no Python process of the command was measured)\n")
     raise typer.Exit(result.returncode)
 
 
@@ -297,9 +364,10 @@ def validate(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop each run after N optimizer steps (default: no limit)."),
     fixes: Optional[Path] = typer.Option(None, "--fixes", help="A report JSON whose fixes to validate (default: triage the repro's OOM)."),
     changelog: Optional[Path] = typer.Option(None, "--changelog", help="Append accepted fixes to this CHANGELOG.md."),
-    output_format: ValidationFormat = typer.Option("text", "--format", "-f", help="text or json (default text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to this file (the JSON is what "
-                                          "`oomtriage apply` reads)."),
+    output_format: ResultFormat = typer.Option("text", "--format", "-f", help=(
+        "text, json (what `oomtriage apply` reads) or html (peaks against the card, loss per step, the baseline's "
+        "memory timeline); default text.")),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the result to this file."),
     project: Path = typer.Option(Path("."), "--project", help="The project folder that scratch copies are made of (default: the current folder)."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Only validate fixes of this kind (repeatable)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Stop a run that takes longer than this (seconds, default 600)."),
@@ -336,7 +404,8 @@ def validate(
         with for_terminal() as progress:
             result = run_validation(list(command), project=project, capacity=capacity, max_steps=max_steps, report=report,
                                     timeout=timeout, kinds=set(kind) if kind else None, progress=progress,
-                                    backend=backend.value, run_model_patches=run_model_patches, cpu_visible=cpu_visible)
+                                    backend=backend.value, run_model_patches=run_model_patches, cpu_visible=cpu_visible,
+                                    timeline=output_format is ResultFormat.html)
     except OomtriageError as error:
         fail(str(error))
     changelog_failure = None
@@ -347,8 +416,11 @@ def validate(
                     append_entry(changelog, changelog_entry(result, fix))
         except OomtriageError as error:  # the validation result is printed all the same
             changelog_failure = str(error)
-    if output_format is ValidationFormat.json:
+    if output_format is ResultFormat.json:
         emit(result.model_dump_json(indent=2), output)
+    elif output_format is ResultFormat.html:
+        emit(html_page(result.report, timeline=result.baseline_timeline, validation=result,
+                       title="oomtriage validate: " + " ".join(command)), output)
     else:
         from .render import validation_text
 
@@ -401,6 +473,73 @@ def fit(
         emit(fit_text(result), output)
     if result.error is not None:
         raise typer.Exit(1)
+
+
+class ScanFormat(str, Enum):
+    text = "text"
+    jsonl = "jsonl"
+    html = "html"
+
+
+@app.command()
+def scan(
+    paths: List[str] = typer.Argument(..., help="Log files, folders (searched recursively) or globs ('runs/**/*.log')."),
+    output_format: ScanFormat = typer.Option(ScanFormat.text, "--format", "-f", help=(
+        "text (a line per input, then the counts), jsonl (one JSON object per input, streamed) or html "
+        "(the counts as charts and a table linking each input's own report; needs -o).")),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (html: the summary page; each "
+                                          "input's report goes in a folder beside it)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: the CPU count)."),
+    note: Optional[str] = typer.Option(None, "--note", "-n", help="A note that applies to every input."),
+) -> None:
+    """Triage many failures at once (a folder of logs, a job array): one result per input, and the counts."""
+    import json
+
+    from .scan import expand, record_line, scan as scan_all, summarise, summary_html, summary_text
+
+    if jobs is not None and jobs < 1:
+        fail("--jobs must be at least 1")
+    if output_format is ScanFormat.html and output is None:
+        fail("--format html needs -o FILE (each input's report is written in a folder beside it)")
+    try:
+        files = expand(paths)
+    except OomtriageError as error:
+        fail(str(error))
+    report_dir = None
+    if output_format is ScanFormat.html:
+        report_dir = output.with_name(output.stem + "-reports")
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            fail(f"{report_dir}: cannot create ({error.strerror})")
+    try:
+        sink = open(output, "w", encoding="utf-8") if output is not None and output_format is not ScanFormat.html else sys.stdout
+    except OSError as error:
+        fail(f"{output}: cannot write ({error.strerror})")
+    records = scan_all(files, jobs=jobs, note=note, report_dir=report_dir)
+
+    def streamed():
+        for record in records:
+            line = record.model_dump_json(exclude_none=True) if output_format is ScanFormat.jsonl else record_line(record)
+            if output_format is not ScanFormat.html:
+                try:
+                    sink.write(line + "\n")
+                    sink.flush()
+                except BrokenPipeError:
+                    _quiet_stdout()
+                    raise typer.Exit(0)
+            yield record
+
+    summary = summarise(streamed(), keep=output_format is ScanFormat.html)
+    if output_format is ScanFormat.html:
+        emit(summary_html(summary, link_base=output.parent), output)
+        sys.stderr.write(summary_text(summary))
+    elif output_format is ScanFormat.text:
+        sink.write("\n" + summary_text(summary))
+    else:
+        sys.stderr.write(summary_text(summary))
+    if sink is not sys.stdout:
+        sink.close()
 
 
 @app.command()

@@ -20,6 +20,7 @@ from typing import BinaryIO, Callable
 from pydantic import Field
 
 from .models import Measurement, Model, TriageReport
+from .timeline import MemoryTimeline
 
 CAPTURE_BYTES = 4 * 1024 * 1024  # the tail of the output kept for analysis when no hook reported
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
@@ -38,6 +39,7 @@ class RunResult(Model):
     timed_out: bool = False
     output_tail: str = Field("", description="the last lines the command printed (stderr, else stdout)")
     source: str = Field("none", description="'hook' when the child's hook triaged, 'output' when the captured output was analysed")
+    timeline: MemoryTimeline | None = Field(None, description="the memory timeline, when a snapshot was asked for")
 
 
 def wrap_python(command: list[str]) -> list[str] | None:
@@ -58,8 +60,12 @@ def wrap_python(command: list[str]) -> list[str] | None:
 
 def child_environment(*, report_dir: str, simulate_gpu: int | None, max_steps: int | None, measure_file: str | None,
                       fingerprint: bool, note: str | None, site_hook: bool, fake: bool = False,
-                      stochastic_off: bool = False, cpu_visible: bool = False) -> dict[str, str]:
+                      stochastic_off: bool = False, cpu_visible: bool = False,
+                      snapshot_file: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("OOMTRIAGE_SNAPSHOT_FILE", None)
+    if snapshot_file:
+        env["OOMTRIAGE_SNAPSHOT_FILE"] = snapshot_file
     env["OOMTRIAGE_REPORT_DIR"] = report_dir
     for name, value in (("OOMTRIAGE_SIMULATE_GPU", simulate_gpu), ("OOMTRIAGE_MAX_STEPS", max_steps),
                         ("OOMTRIAGE_MEASURE_FILE", measure_file), ("OOMTRIAGE_NOTE", note)):
@@ -109,7 +115,7 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
                 report_dir: str | None = None, timeout: float | None = None, cwd: str | None = None,
                 quiet: bool = False, extra_env: dict[str, str] | None = None, fake: bool = False,
                 on_tick: Ticker | None = None, wrapper: list[str] | None = None, own_group: bool = False,
-                stochastic_off: bool = False, cpu_visible: bool = False) -> RunResult:
+                stochastic_off: bool = False, cpu_visible: bool = False, snapshot_file: str | None = None) -> RunResult:
     """Run ``command`` measured; ``wrapper`` is a confinement prefix (bubblewrap/unshare) for runs
     of code a model wrote."""
     wrapped = wrap_python(command)
@@ -119,7 +125,7 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     temporary = folder != report_dir and folder != os.environ.get("OOMTRIAGE_REPORT_DIR")
     env = child_environment(report_dir=folder, simulate_gpu=simulate_gpu, max_steps=max_steps, measure_file=measure_file,
                             fingerprint=fingerprint, note=note, site_hook=wrapped is None, fake=fake,
-                            stochastic_off=stochastic_off, cpu_visible=cpu_visible)
+                            stochastic_off=stochastic_off, cpu_visible=cpu_visible, snapshot_file=snapshot_file)
     env.update(extra_env or {})
     progress_file = Path(folder) / "progress"
     if on_tick is not None:
@@ -155,6 +161,8 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
     _collect_reports(result, Path(folder))
     if result.report is None and returncode != 0:
         _analyse_output(result, b"".join(outputs["stdout"]) + b"\n" + b"".join(outputs["stderr"]), note)
+    if snapshot_file:
+        result.timeline = read_timeline(snapshot_file)
     if measure_file and Path(measure_file).exists():
         try:
             result.measurement = Measurement.model_validate_json(Path(measure_file).read_text())
@@ -164,6 +172,15 @@ def run_command(command: list[str], *, simulate_gpu: int | None = None, max_step
         shutil.rmtree(folder, ignore_errors=True)
         result.report_dir = None
     return result
+
+
+def read_timeline(snapshot_file: str) -> MemoryTimeline | None:
+    """The timeline the child wrote beside its snapshot (None: the run recorded none)."""
+    path = Path(snapshot_file + ".timeline.json")
+    try:
+        return MemoryTimeline.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 RUNNING: set[subprocess.Popen] = set()  # children to end if oomtriage itself is stopped

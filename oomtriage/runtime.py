@@ -10,6 +10,7 @@ import math
 import os
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +33,21 @@ STATE: dict[str, Any] = {
     "step_losses": [], "pending_loss": 0.0,
     "oom": False, "exit": "completed", "measure_file": None, "observer": None, "real_cuda": False, "fake": False,
     "progress_file": None, "fingerprint": False, "optimizers": 0, "backwards": 0, "counted_by": "optimizer",
-    "norm_this_step": False, "stochastic_off": False, "dropout_seen": False,
+    "norm_this_step": False, "stochastic_off": False, "dropout_seen": False, "snapshot_file": None, "history": None,
 }
 _IN_BACKWARD = threading.local()  # Tensor.backward re-enters itself through a TorchFunctionMode
 
 
 def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measure_file: str | None,
-          fingerprint: bool, fake: bool = False, stochastic_off: bool = False, cpu_visible: bool = False) -> None:
+          fingerprint: bool, fake: bool = False, stochastic_off: bool = False, cpu_visible: bool = False,
+          snapshot_file: str | None = None) -> None:
     """Set up measurement before the user's script runs.
 
     ``fake``: run on fake tensors (no compute, no memory); there are no values, so no fingerprint.
+    ``snapshot_file``: record the memory history and write it there in PyTorch's snapshot format.
     """
     STATE.update(capacity=capacity, max_steps=max_steps, measure_file=measure_file, fake=fake,
-                 progress_file=os.environ.get("OOMTRIAGE_PROGRESS_FILE") or None)
+                 progress_file=os.environ.get("OOMTRIAGE_PROGRESS_FILE") or None, snapshot_file=snapshot_file)
     fingerprint = fingerprint and not fake
     STATE["fingerprint"] = fingerprint
     if torch.cuda.is_available() and not simulate and not fake:
@@ -66,6 +69,10 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         # tensors on the real GPU counted as if they were on the CPU.
         cuda_on_cpu.enter(device, visible=not cpu_visible)
         STATE["device"] = device
+        if snapshot_file:
+            history = device.record_history()
+            history.classify = _classify_live_blocks
+            STATE["history"] = history
     from .simulate import stochastic
 
     if stochastic_off:
@@ -73,6 +80,7 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
         STATE["stochastic_off"] = True
     else:
         stochastic.watch(STATE)
+    optimizer_module.register_optimizer_step_pre_hook(_before_step)
     optimizer_module.register_optimizer_step_post_hook(_after_step)
     _count_optimizers()
     if fingerprint:
@@ -80,12 +88,94 @@ def start(*, capacity: int | None, simulate: bool, max_steps: int | None, measur
     _watch_backward()
     if measure_file:
         atexit.register(write_measurement)
+    if snapshot_file:
+        atexit.register(write_snapshot)
 
 
 def _start_real_cuda() -> None:
     STATE["real_cuda"] = True
     torch.cuda.init()
     torch.cuda.reset_peak_memory_stats()
+    if STATE["snapshot_file"]:
+        from .capture import HISTORY_ENTRIES
+
+        torch.cuda.memory._record_memory_history(max_entries=HISTORY_ENTRIES)
+
+
+TIMELINE_SUFFIX = ".timeline.json"
+
+
+def write_snapshot() -> None:
+    """The memory history in PyTorch's snapshot format: the simulated device's own, or on a real GPU
+    the one PyTorch recorded (unless the OOM observer already wrote it at the failure)."""
+    path = STATE["snapshot_file"]
+    if not path:
+        return
+    try:
+        if STATE["history"] is not None:
+            save_snapshot(STATE["history"].snapshot(capacity=STATE["capacity"]), path)
+        elif STATE["real_cuda"] and not STATE.get("snapshot_written"):
+            save_snapshot(torch.cuda.memory._snapshot(), path)
+    except Exception as error:  # noqa: BLE001 - the run's own outcome stands; say what is missing
+        sys.stderr.write(f"oomtriage: could not write the memory snapshot ({type(error).__name__}: {error})\n")
+
+
+def save_snapshot(snapshot: dict[str, Any], path: str) -> None:
+    """The pickle (what memory_viz opens) and, beside it, the timeline as JSON: the parent reads
+    that, since the pickle can be large and is only ever loaded restricted, when a user hands it in."""
+    from .simulate.history import write_snapshot as write
+    from .timeline import timeline_from_snapshot
+
+    if STATE["real_cuda"] and STATE["capacity"] is None:
+        snapshot.setdefault("oomtriage", {"simulated": False, "capacity_bytes": torch.cuda.get_device_properties(0).total_memory,
+                                          "dropped_entries": 1})
+    write(snapshot, path)
+    timeline = timeline_from_snapshot(snapshot)
+    if timeline is not None:
+        Path(path + TIMELINE_SUFFIX).write_text(timeline.model_dump_json())
+
+
+def _classify_live_blocks(at_oom: bool) -> dict[int, str]:
+    """What live blocks are, by what holds them: an optimizer's parameters, their ``.grad`` and its
+    state (cheap: read at each step's end). At an OOM also every leaf tensor that requires grad
+    (scripts that update weights by hand), in one walk of the objects."""
+    import gc
+    import warnings
+
+    device = STATE["device"]
+    kinds: dict[int, str] = {}
+
+    def label(tensor: Any, kind: str) -> None:
+        if isinstance(tensor, torch.Tensor):
+            try:
+                address = device.address_of_storage(tensor.untyped_storage())
+            except (RuntimeError, NotImplementedError):
+                return
+            if address is not None:
+                kinds.setdefault(address, kind)
+
+    def parameter(tensor: Any) -> None:
+        label(tensor, "parameters")
+        if isinstance(tensor, torch.Tensor) and tensor.grad is not None:
+            label(tensor.grad, "gradients")
+
+    for optimizer in list(OPTIMIZERS):
+        for group in optimizer.param_groups:
+            for tensor in group["params"]:
+                parameter(tensor)
+        for state in list(optimizer.state.values()):
+            for value in state.values() if isinstance(state, dict) else ():
+                label(value, "optimizer state")
+    if at_oom:
+        with warnings.catch_warnings():  # isinstance() on some deprecated module attributes warns
+            warnings.simplefilter("ignore")
+            for item in gc.get_objects():
+                if type(item) is torch.nn.Parameter or (isinstance(item, torch.Tensor) and item.is_leaf and item.requires_grad):
+                    parameter(item)
+    return kinds
+
+
+OPTIMIZERS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def _make_cpu_behave_like_cuda() -> None:
@@ -109,11 +199,27 @@ def _count_optimizers() -> None:
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         STATE["optimizers"] += 1
         original_init(self, *args, **kwargs)
+        try:
+            OPTIMIZERS.add(self)
+        except TypeError:  # an optimizer class with __slots__ and no weakref slot
+            pass
 
     optimizer_module.Optimizer.__init__ = init  # type: ignore[method-assign]
 
 
+def _before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    history = STATE["history"]
+    if history is not None:
+        history.phase = "s"
+        history.annotate(f"optimizer step {STATE['steps'] + 1}", "START")
+
+
 def _after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    history = STATE["history"]
+    if history is not None:
+        history.phase = ""
+        history.label_live()
+        history.annotate(f"optimizer step {STATE['steps'] + 1}", "END")
     # The gradient norm is read after the step, not before it: Lightning (and any closure-based
     # loop) runs forward and backward inside optimizer.step(closure), so before the step the
     # gradients are those of the previous micro-batch, or none. Optimizers do not modify .grad.
@@ -215,9 +321,14 @@ def _watch_backward() -> None:
                 value = float(self.detach().float())
                 STATE["losses"].append(value)
                 STATE["pending_loss"] += value
+            history = STATE["history"]
+            if history is not None:
+                history.phase = "b"
             result = original_backward(self, *args, **kwargs)
         finally:
             _IN_BACKWARD.active = False
+            if STATE["history"] is not None:
+                STATE["history"].phase = ""
         STATE["backwards"] += 1
         if STATE["optimizers"] == 0:  # weights updated by hand: each backward() is a step
             STATE["counted_by"] = "backward"

@@ -7,12 +7,17 @@ get 20 MiB segments, larger ones are rounded to 2 MiB); best-fit reuse of cached
 allocation, releasing every fully free cached segment and retrying (``num_alloc_retries``);
 ``expandable_segments:True`` as one growing arena per pool mapped in 2/20 MiB pages. Not modelled:
 streams, CUDA graphs' private pools, ``max_split_size_mb`` and ``roundup_power2_divisions``.
+
+Segments get device addresses, so a ``listener`` can follow the allocator as PyTorch's memory
+history does (``alloc``, ``free_requested``, ``free_completed``, ``segment_alloc``,
+``segment_free``, ``oom``) and ``segments()`` can describe the cache as ``memory._snapshot()`` does.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 K_MIN_BLOCK = 512
 K_SMALL_SIZE = 1 << 20
@@ -20,6 +25,10 @@ K_SMALL_BUFFER = 2 << 20
 K_MIN_LARGE_ALLOC = 10 << 20
 K_LARGE_BUFFER = 20 << 20
 K_ROUND_LARGE = 2 << 20
+BASE_ADDRESS = 0x7F0000000000  # where the modelled device's memory starts (segments' addresses)
+
+# (action, address, size, device_free): the allocator's events, as memory history records them.
+Listener = Callable[[str, int, int, int], None]
 
 
 def round_size(nbytes: int) -> int:
@@ -105,6 +114,10 @@ class CachingAllocatorModel:
         self._live: dict[int, tuple[_Block | int, int]] = {}
         self._next_segment = 0
         self._arena_in_use = {True: 0, False: 0}  # expandable segments: bytes in use per pool
+        self.listener: Listener | None = None
+        self._segments: dict[int, tuple[int, _Block]] = {}  # segment id -> (address, its first block)
+        self._next_address = BASE_ADDRESS
+        self._arena_next = {True: BASE_ADDRESS, False: BASE_ADDRESS + (1 << 40)}  # expandable: bump pointers
 
     # --- public -------------------------------------------------------------------------------
 
@@ -116,21 +129,93 @@ class CachingAllocatorModel:
             block = self._take_block(size)
             self._live[key] = (block, nbytes)
             self.stats.allocated += block.size
+            if self.listener is not None:
+                self.listener("alloc", self.address_of(block), block.size, 0)
         self.stats.requested += nbytes
         self._update_peaks()
+
+    def address_of(self, block: "_Block") -> int:
+        return self._segments[block.segment][0] + block.offset
+
+    def live_address(self, key: int) -> int | None:
+        """The device address of a live allocation (None: not live)."""
+        entry = self._live.get(key)
+        if entry is None:
+            return None
+        return entry[2] if len(entry) > 2 else self.address_of(entry[0])
+
+    def live_items(self) -> list[tuple[int, int, int, int]]:
+        """(key, address, block size, requested bytes) of every live allocation."""
+        return [(key, entry[2] if len(entry) > 2 else self.address_of(entry[0]),
+                 entry[0] if isinstance(entry[0], int) else entry[0].size, entry[1]) for key, entry in self._live.items()]
+
+    def segments(self, describe: Callable[[int, int], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """The cache as ``torch.cuda.memory._snapshot()["segments"]`` describes it: each segment with
+        its blocks in address order. ``describe(address, size)`` adds to each active block (frames)."""
+        requested = {address: nbytes for _, address, _, nbytes in self.live_items()}
+        out = []
+        if self.expandable:
+            for small in (True, False):
+                page = K_SMALL_BUFFER if small else K_LARGE_BUFFER
+                live = sorted((address, size) for _, address, size, _ in self.live_items() if (size <= K_SMALL_SIZE) == small)
+                if not live:
+                    continue
+                base = BASE_ADDRESS if small else BASE_ADDRESS + (1 << 40)
+                total = _round_up(self._arena_in_use[small], page)
+                # One arena per pool: its live blocks packed in address order, the mapped rest free.
+                blocks, offset = [], 0
+                for address, size in live:
+                    blocks.append(self._block_record(base + offset, size, requested.get(address, size), True, describe, address))
+                    offset += size
+                if total > offset:
+                    blocks.append(self._block_record(base + offset, total - offset, 0, False, None, None))
+                out.append(self._segment_record(base, total, small, blocks, expandable=True))
+            return out
+        for segment, (address, first) in sorted(self._segments.items()):
+            blocks, block, total = [], first, 0
+            while block is not None:
+                at = address + block.offset
+                blocks.append(self._block_record(at, block.size, requested.get(at, block.size), not block.free, describe, at))
+                total += block.size
+                block = block.next
+            out.append(self._segment_record(address, total, first.small, blocks, expandable=False))
+        return out
+
+    @staticmethod
+    def _block_record(address: int, size: int, requested: int, active: bool, describe: Callable[[int, int], dict[str, Any]] | None,
+                      key_address: int | None) -> dict[str, Any]:
+        record: dict[str, Any] = {"address": address, "size": size, "requested_size": requested if active else 0,
+                                  "state": "active_allocated" if active else "inactive", "frames": []}
+        if active and describe is not None and key_address is not None:
+            record.update(describe(key_address, size))
+        return record
+
+    @staticmethod
+    def _segment_record(address: int, total: int, small: bool, blocks: list[dict[str, Any]], *, expandable: bool) -> dict[str, Any]:
+        allocated = sum(block["size"] for block in blocks if block["state"] == "active_allocated")
+        return {"device": 0, "address": address, "total_size": total, "stream": 0, "segment_type": "small" if small else "large",
+                "segment_pool_id": (0, 0), "allocated_size": allocated, "active_size": allocated,
+                "requested_size": sum(block["requested_size"] for block in blocks), "is_expandable": expandable, "blocks": blocks}
 
     def free(self, key: int) -> None:
         entry = self._live.pop(key, None)
         if entry is None:
             return
-        block, nbytes = entry
+        block, nbytes = entry[0], entry[1]
         self.stats.requested -= nbytes
         if isinstance(block, int):  # expandable segments: just bytes in an arena
             small = block <= K_SMALL_SIZE
             self._arena_in_use[small] -= block
             self.stats.allocated -= block
+            if self.listener is not None:
+                self.listener("free_requested", entry[2], block, 0)
+                self.listener("free_completed", entry[2], block, 0)
             return
         self.stats.allocated -= block.size
+        if self.listener is not None:
+            address = self.address_of(block)
+            self.listener("free_requested", address, block.size, 0)
+            self.listener("free_completed", address, block.size, 0)
         block.free = True
         for neighbour in (block.prev, block.next):
             if neighbour is not None and neighbour.free:
@@ -184,12 +269,25 @@ class CachingAllocatorModel:
             self._release_cached_segments()
             self.stats.num_alloc_retries += 1
             if not self._fits(segment_size):
-                self.stats.num_ooms += 1
-                raise SimulatedOutOfMemory(segment_size, self.stats.copy())
+                self._out_of_memory(segment_size)
         self.stats.reserved += segment_size
         self.stats.segments += 1
         self._next_segment += 1
-        return _Block(self._next_segment, 0, segment_size, small)
+        block = _Block(self._next_segment, 0, segment_size, small)
+        # Segments never share addresses, and a freed segment's range is not reused: each
+        # allocation in a trace names one place.
+        self._segments[self._next_segment] = (self._next_address, block)
+        self._next_address += _round_up(segment_size, K_SMALL_BUFFER)
+        if self.listener is not None:
+            self.listener("segment_alloc", self._segments[self._next_segment][0], segment_size, 0)
+        return block
+
+    def _out_of_memory(self, requested: int) -> None:
+        self.stats.num_ooms += 1
+        if self.listener is not None:
+            capacity = self.stats.capacity or 0
+            self.listener("oom", 0, requested, max(0, capacity - self.stats.reserved))
+        raise SimulatedOutOfMemory(requested, self.stats.copy())
 
     def _fits(self, extra: int) -> bool:
         capacity = self.stats.capacity
@@ -201,6 +299,9 @@ class CachingAllocatorModel:
             self._unlist(block)
             self.stats.reserved -= block.size
             self.stats.segments -= 1
+            address, _ = self._segments.pop(block.segment, (0, block))
+            if self.listener is not None:
+                self.listener("segment_free", address, block.size, 0)
 
     def _merge(self, block: _Block, neighbour: _Block) -> _Block:
         first, second = (neighbour, block) if neighbour.offset < block.offset else (block, neighbour)
@@ -231,11 +332,14 @@ class CachingAllocatorModel:
         mapped_other = _round_up(self._arena_in_use[not small], K_LARGE_BUFFER if small else K_SMALL_BUFFER)
         wanted = _round_up(in_use, page) + mapped_other
         if self.stats.capacity is not None and wanted > self.stats.capacity:
-            self.stats.num_ooms += 1
-            raise SimulatedOutOfMemory(_round_up(size, page), self.stats.copy())
+            self._out_of_memory(_round_up(size, page))
         self._arena_in_use[small] = in_use
-        self._live[key] = (size, nbytes)
+        address = self._arena_next[small]
+        self._arena_next[small] += size
+        self._live[key] = (size, nbytes, address)
         self.stats.allocated += size
+        if self.listener is not None:
+            self.listener("alloc", address, size, 0)
         # Pages are unmapped when free (on OOM in reality); model reserved as the mapped high-water.
         self.stats.reserved = max(self.stats.reserved, wanted)
 

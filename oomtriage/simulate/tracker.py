@@ -55,6 +55,21 @@ class SimulatedDevice(TorchDispatchMode):
         self._uncounted = threading.local()
         self._dtype_bytes: dict[torch.dtype, int] = {}
         self._live_dtype: dict[int, torch.dtype] = {}
+        self.history = None
+
+    def record_history(self, max_entries: int | None = None):
+        """Record every allocator event with its Python stack (``_record_memory_history``)."""
+        from .history import MAX_ENTRIES, MemoryHistory
+
+        if self.history is None:
+            self.history = MemoryHistory(self.allocator, max_entries=max_entries or MAX_ENTRIES)
+        return self.history
+
+    def address_of_storage(self, storage) -> int | None:
+        try:
+            return self.allocator.live_address(storage._cdata)
+        except (AttributeError, RuntimeError, NotImplementedError):
+            return None
 
     @property
     def stats(self) -> AllocatorStats:

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from oomtriage.backend import Backend, choose_backend
+from oomtriage.timeline import MemoryTimeline
 from oomtriage.models import SCHEMA_VERSION, Measurement, TriageReport
 from oomtriage.run import RunResult, run_command
 from oomtriage.sizes import format_size
@@ -102,6 +103,7 @@ class ValidationResult(BaseModel):
     tree_unchanged: bool = True
     warnings: list[str] = Field(default_factory=list)
     baseline_error: str | None = Field(None, description="the repro failed before any OOM: its exit code and last lines")
+    baseline_timeline: MemoryTimeline | None = Field(None, description="the capped baseline's memory timeline (when asked for)")
     baseline_stochastic_off: Measurement | None = Field(None, description="the uncapped baseline with dropout off, measured "
                                                         "when a fix that draws randomness differently is judged")
 
@@ -126,7 +128,8 @@ class _Runner:
                              max_steps=self.max_steps, measure_file=str(measure_file), fingerprint=True,
                              report_dir=str(self.work / f"{name}.reports"), timeout=self.timeout, cwd=str(self.work / name),
                              quiet=True, extra_env=env, fake=self.fake, on_tick=self.progress.advanced, wrapper=wrapper,
-                             own_group=True, stochastic_off=stochastic_off, cpu_visible=self.cpu_visible)
+                             own_group=True, stochastic_off=stochastic_off, cpu_visible=self.cpu_visible,
+                             snapshot_file=snapshot_file)
         self.progress.finished(_outcome(result), result.measurement.steps if result.measurement else 0)
         return result, result.measurement
 
@@ -186,7 +189,8 @@ def _stop_on_signals():
 def validate(command: list[str], *, project: Path, capacity: int | None, max_steps: int | None = None,
              report: TriageReport | None = None, timeout: float | None = 600, kinds: set[str] | None = None,
              progress: ProgressSink | None = None, backend: Backend = "auto", run_model_patches: bool = False,
-             cpu_visible: bool = False) -> ValidationResult:
+             cpu_visible: bool = False, timeline: bool = False) -> ValidationResult:
+    """``timeline``: record the capped baseline's memory history for the HTML report."""
     project = project.resolve()
     check_project(project, Path(tempfile.gettempdir()))
     before = tree_digest(project)
@@ -202,7 +206,9 @@ def validate(command: list[str], *, project: Path, capacity: int | None, max_ste
         runner.run_model_patches = run_model_patches
         runner.cpu_visible = cpu_visible
         scratch_copy(project, work / "baseline")
-        run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity)
+        run, result.baseline = runner.measure("baseline", "baseline" + (" (capped)" if capacity else ""), capacity=capacity,
+                                              snapshot_file=str(work / "baseline.snapshot.pickle") if timeline else None)
+        result.baseline_timeline = run.timeline
         caught = result.baseline.caught_ooms if result.baseline is not None else 0
         oomed = (result.baseline is not None and result.baseline.oom) or run.report is not None or caught > 0
         if run.returncode != 0 and not oomed and not run.timed_out:

@@ -27,6 +27,9 @@ WIDEST = {"exact": BOUNDS["reordered"], "reordered": BOUNDS["precision"], "preci
 Verdict = Literal["passed", "failed", "not_checked"]
 
 
+SERIES_KEPT = 2000  # steps of each loss series kept in the result (for the report's plot)
+
+
 class NumericsResult(BaseModel):
     verdict: Verdict
     rule: str
@@ -38,6 +41,9 @@ class NumericsResult(BaseModel):
     first_step_out_of_bound: int | None = None
     reason: str | None = None
     compared_on: str | None = Field(None, description="which runs were compared: as written, or with dropout off in both")
+    baseline_step_losses: list[float] = Field(default_factory=list, description="the loss per step compared against (first "
+                                              f"{SERIES_KEPT} steps)")
+    fix_step_losses: list[float] = Field(default_factory=list, description="the fix's loss per step")
 
 
 def rule_for(kind: str) -> str | None:
@@ -86,8 +92,10 @@ def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float
                                      "deterministic data order) and validate again")
     bound = max(BOUNDS[rule], NOISE_FACTOR * noise) if noise is not None else BOUNDS[rule]
     steps, errors = _step_errors(golden, candidate)
+    series = {"baseline_step_losses": [_plain(value) for value in golden.step_losses[:SERIES_KEPT]],
+              "fix_step_losses": [_plain(value) for value in candidate.step_losses[:SERIES_KEPT]]}
     if steps == 0:
-        return NumericsResult(verdict="not_checked", rule=rule, bound=bound, noise_floor=noise,
+        return NumericsResult(verdict="not_checked", rule=rule, bound=bound, noise_floor=noise, **series,
                               reason="no optimizer step completed in both runs, so there is nothing to compare")
     out_of_bound = [bad for bad in errors if bad[2] > bound]
     finite = [error for _, _, error in errors if math.isfinite(error)]
@@ -96,8 +104,13 @@ def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float
         verdict="passed" if first is None else "failed", rule=rule, bound=bound, noise_floor=noise, steps_compared=steps,
         mean_relative_error=sum(finite) / len(finite) if finite else math.inf,
         max_relative_error=max(error for _, _, error in errors), first_step_out_of_bound=first[0] if first else None,
-        reason=None if first is None else _failure(first, rule, bound, noise),
+        reason=None if first is None else _failure(first, rule, bound, noise), **series,
     )
+
+
+def _plain(value: float) -> float:
+    """JSON has no NaN or infinity: a diverged loss is kept as the largest float."""
+    return value if math.isfinite(value) else (1.7976931348623157e308 if value > 0 or math.isnan(value) else -1.7976931348623157e308)
 
 
 def _failure(first: tuple[int, str, float], rule: str, bound: float, noise: float | None) -> str:
