@@ -13,7 +13,10 @@ import re
 import sys
 import threading
 from types import TracebackType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .models import TriageReport
 
 _OOM_TEXT = re.compile(r"out of memory|RESOURCE_EXHAUSTED|OOM when allocating|_ALLOC_FAILED|"
                        r"DefaultCPUAllocator|Allocation on device|killed by signal", re.IGNORECASE)
@@ -70,19 +73,21 @@ def report_dir() -> str:
     return _state["report_dir"] or os.environ.get("OOMTRIAGE_REPORT_DIR") or os.path.join(os.getcwd(), "oomtriage-reports")
 
 
-def triage_safely(error: BaseException, tb: TracebackType | None, where: str = "") -> None:
-    """Triage an OOM; any failure of oomtriage's own (an exception whose str() raises, Ctrl-C
-    during triage, a full disk) becomes one line on stderr, and the user's traceback still follows."""
+def triage_safely(error: BaseException, tb: TracebackType | None, where: str = "") -> "TriageReport | None":
+    """Triage an OOM and return its report; any failure of oomtriage's own (an exception whose str()
+    raises, Ctrl-C during triage, a full disk) becomes one line on stderr (and None), and the user's
+    traceback still follows."""
     try:
         if not is_oom_exception(error):
-            return
+            return None
         from .capture import triage_exception
 
-        triage_exception(error, tb, report_dir(), where=where)
+        return triage_exception(error, tb, report_dir(), where=where)
     except KeyboardInterrupt:
         _say("oomtriage: triage interrupted; the original error follows\n")
     except BaseException as failure:  # noqa: BLE001 - whatever happens, the user's error goes through
         _say(f"oomtriage: could not triage this OOM ({type(failure).__name__}: {_safe_text(failure)})\n")
+    return None
 
 
 def _safe_text(value: BaseException) -> str:
@@ -166,12 +171,27 @@ def _on_torch_imported(torch: Any) -> None:
         record_memory_history(torch)
 
 
+def _show_in_notebook(shell: Any, report: Any) -> None:
+    """The report as HTML under the cell's traceback, in a notebook (a kernel with a frontend); a
+    terminal IPython has the one-line summary already."""
+    if getattr(shell, "kernel", None) is None:
+        return
+    try:
+        from IPython.display import display
+
+        display(report)
+    except BaseException as failure:  # noqa: BLE001 - the traceback was shown; the report is a nicety
+        _say(f"oomtriage: could not show the report ({type(failure).__name__}: {_safe_text(failure)})\n")
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext oomtriage``: triage OOMs raised in cells, after IPython shows the traceback."""
 
     def handler(shell: Any, etype: type, value: BaseException, tb: TracebackType, tb_offset: Any = None) -> Any:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        triage_safely(value, tb, where="notebook cell")
+        report = triage_safely(value, tb, where="notebook cell")
+        if report is not None:
+            _show_in_notebook(shell, report)
 
     install()
     ipython.set_custom_exc((Exception,), handler)

@@ -25,7 +25,8 @@ MAX_STEP_LINES = 200  # optimizer steps marked on the timeline; beyond that ever
 MAX_PHASE_SPANS = 400
 PHASE_COLOURS = {"forward": "#4e79a7", "backward": "#f28e2c", "optimizer step": "#59a14f", "no-grad (evaluation)": "#af7aa1"}
 KIND_COLOURS = {"parameters": "#4e79a7", "gradients": "#f28e2c", "optimizer state": "#59a14f", "activations": "#e15759",
-                "backward buffers": "#edc949", "no-grad buffers": "#af7aa1", "other": "#bab0ab"}
+                "backward buffers": "#edc949", "optimizer step buffers": "#76b7b2", "no-grad buffers": "#af7aa1",
+                "other": "#bab0ab"}
 
 
 @lru_cache(maxsize=1)
@@ -174,8 +175,9 @@ def _diff_lines(diff: str) -> list[tuple[str, str]]:
 
 
 def render_html(report: TriageReport | None = None, *, timeline: "MemoryTimeline | None" = None,
-                validation: "ValidationResult | None" = None, title: str = "oomtriage report") -> str:
-    """One HTML page; every part that has data is drawn."""
+                validation: "ValidationResult | None" = None, title: str = "oomtriage report", fragment: bool = False) -> str:
+    """One HTML page; every part that has data is drawn. ``fragment``: without the page around it
+    (a notebook cell's output), its styles scoped to the report."""
     from .render import _footer, _headline
 
     if report is None and validation is not None:
@@ -202,7 +204,7 @@ def render_html(report: TriageReport | None = None, *, timeline: "MemoryTimeline
         validated.append({"fix": fix, "diff": _diff_lines(fix.action.diff) if fix.action.diff else None,
                           "verdict": _verdict(fix)})
     return _template().render(
-        title=title, report=report, headline=_headline(report) if report else None, footer=_footer(report) if report else [],
+        title=title, fragment=fragment, report=report, headline=_headline(report) if report else None, footer=_footer(report) if report else [],
         causes=causes, timeline=timeline, validation=validation, validated=validated, figures=figures,
         plotly_js=plotly_js() if figures else "")
 

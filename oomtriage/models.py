@@ -301,3 +301,9 @@ class TriageReport(Model):
 
     def fact(self, name: str) -> Fact | None:
         return next((fact for fact in self.facts if fact.name == name), None)
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows the report itself (the same HTML as ``--format html``, as a fragment)."""
+        from .html_report import render_html
+
+        return render_html(self, fragment=True)

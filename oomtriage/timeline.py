@@ -18,7 +18,8 @@ from pydantic import Field
 from .collectors.snapshot import _site, _size
 from .models import AllocationSite, Model
 
-KINDS = ("parameters", "gradients", "optimizer state", "activations", "backward buffers", "no-grad buffers", "other")
+KINDS = ("parameters", "gradients", "optimizer state", "activations", "backward buffers", "optimizer step buffers",
+         "no-grad buffers", "other")
 MAX_POINTS = 4000  # plotted points per series: two per bucket of events
 TOP_SITES = 12
 
@@ -146,7 +147,7 @@ def _phases(runs: Any, events: int) -> list[PhaseSpan]:
             for i, (start, name) in enumerate(starts)]
 
 
-_PHASE_KIND = {"forward": "activations", "backward": "backward buffers", "optimizer step": "optimizer state",
+_PHASE_KIND = {"forward": "activations", "backward": "backward buffers", "optimizer step": "optimizer step buffers",
                "no-grad (evaluation)": "no-grad buffers"}
 
 
