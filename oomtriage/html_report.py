@@ -160,7 +160,8 @@ def validation_figures(result: "ValidationResult") -> tuple[Any, Any | None]:
         losses = fix.numerics.fix_step_losses
         numerics.add_trace(go.Scatter(x=list(range(1, len(losses) + 1)), y=losses, mode="lines+markers",
                                       name=f"{fix.kind} ({fix.numerics.verdict})", line={"dash": "dot"}))
-    numerics.update_layout(xaxis_title="optimizer step", yaxis_title="loss (sum over micro-batches)", height=340,
+    numerics.update_layout(xaxis={"title": "optimizer step", "tickformat": "d", "dtick": 1 if len(baseline) <= 20 else None},
+                           yaxis_title="loss (sum over micro-batches)", height=340,
                            template="plotly_white", margin={"l": 60, "r": 20, "t": 30, "b": 50})
     return peaks, numerics
 

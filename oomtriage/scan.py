@@ -59,7 +59,8 @@ def expand(patterns: Iterable[str]) -> list[Path]:
     for pattern in patterns:
         path = Path(pattern)
         if path.is_dir():
-            matches = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            # a dangling link is kept: it is reported as that input's error, not silently dropped
+            matches = sorted((p for p in path.rglob("*") if (p.is_file() or p.is_symlink()) and not p.name.startswith(".")), key=str)
         elif glob.has_magic(pattern):
             matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True)) if not Path(p).is_dir()]
             if not matches:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -79,8 +80,41 @@ def timeline_from_snapshot(snapshot: dict[str, Any], *, device: int = 0, max_poi
         oom_at=ooms[-1] if ooms else None, oom_requested_bytes=_size(trace[ooms[-1]].get("size")) if ooms else None,
         steps=_steps(snapshot, trace), phases=_phases(ours.get("phases"), len(trace)), held_at=held_at, truncated=truncated)
     timeline.index, timeline.allocated, timeline.reserved = downsample(allocated, reserved, max_points)
-    _held(timeline, trace, live, moment, ours.get("labels") if isinstance(ours.get("labels"), dict) else {})
+    if not ours and ooms:
+        # A GPU's snapshot taken at the OOM (PyTorch's OOM observer): its segments are the memory
+        # at the failure exactly, also what was allocated before the history began.
+        _held_in_segments(timeline, snapshot, device)
+    else:
+        _held(timeline, trace, live, moment, ours.get("labels") if isinstance(ours.get("labels"), dict) else {})
+        before = allocated[moment] - timeline.held_bytes
+        if truncated and before > 0:
+            timeline.held_by_site.append(AllocationSite(location=BEFORE_HISTORY, bytes=before, count=0))
+            timeline.held_by_kind["other"] = timeline.held_by_kind.get("other", 0) + before
+            timeline.held_bytes += before
     return timeline
+
+
+BEFORE_HISTORY = "<allocated before the recorded history began>"
+
+
+def _held_in_segments(timeline: MemoryTimeline, snapshot: dict[str, Any], device: int) -> None:
+    by_site: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_kind: dict[str, int] = defaultdict(int)
+    cache: dict[int, str] = {}
+    for segment in snapshot.get("segments") or []:
+        if not isinstance(segment, dict) or segment.get("device", device) != device:
+            continue
+        for block in segment.get("blocks") or []:
+            if isinstance(block, dict) and block.get("state") == "active_allocated":
+                size = _size(block.get("size"))
+                site = by_site[_site(block.get("frames"), cache)]
+                site[0] += size
+                site[1] += 1
+                by_kind[_kind_from_frames(block.get("frames"))] += size
+                timeline.held_bytes += size
+    top = sorted(by_site.items(), key=lambda item: item[1][0], reverse=True)[:TOP_SITES]
+    timeline.held_by_site = [AllocationSite(location=location, bytes=size, count=count) for location, (size, count) in top]
+    timeline.held_by_kind = dict(sorted(by_kind.items(), key=lambda item: -item[1]))
 
 
 def _replay(trace: list[dict[str, Any]]) -> tuple[list[int], list[int], list[tuple[int, int]]]:

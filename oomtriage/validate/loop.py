@@ -14,10 +14,10 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from oomtriage.backend import Backend, choose_backend
-from oomtriage.timeline import MemoryTimeline
 from oomtriage.models import SCHEMA_VERSION, Measurement, TriageReport
 from oomtriage.run import RunResult, run_command
 from oomtriage.sizes import format_size
+from oomtriage.timeline import MemoryTimeline
 
 from .candidates import CandidateFix, FixAction, apply_args, candidates_from_report, describe
 from .numerics import NumericsResult, compare, noise_floor
@@ -121,7 +121,7 @@ class _Runner:
 
     def measure(self, name: str, label: str, *, capacity: int | None, command: list[str] | None = None,
                 env: dict[str, str] | None = None, wrapper: list[str] | None = None,
-                stochastic_off: bool = False) -> tuple[RunResult, Measurement | None]:
+                stochastic_off: bool = False, snapshot_file: str | None = None) -> tuple[RunResult, Measurement | None]:
         measure_file = self.work / f"{name}.measure.json"
         self.progress.started(label, self.max_steps)
         result = run_command(relocate(command or self.command, self.project, self.work / name), simulate_gpu=capacity,
