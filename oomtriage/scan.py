@@ -2,8 +2,8 @@
 is triaged on its own in a process pool, streamed as one record per log in input order, and summed
 up: causes by count, by GPU and by framework.
 
-Memory stays flat with the number of logs: at most ``IN_FLIGHT_PER_WORKER`` logs per worker are
-submitted ahead of the one being written, and the summary keeps counts plus one short row per log.
+Memory stays flat with the number of logs: at most ``IN_FLIGHT_PER_WORKER`` chunks of ``CHUNK``
+logs per worker are submitted ahead of the one being written, and the summary keeps counts plus one short row per log.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pydantic import Field
 from .errors import InputError, OomtriageError
 from .models import Model, TriageReport
 
-IN_FLIGHT_PER_WORKER = 8
+IN_FLIGHT_PER_WORKER = 4  # chunks submitted ahead per worker
+CHUNK = 16  # logs per task: a task's overhead (pickling, a queue round trip) is paid per chunk
 MAX_FILES = 1_000_000
 
 Status = Literal["oom", "suspected", "no_oom", "error"]
@@ -114,31 +115,37 @@ def _safe_name(path: str) -> str:
     return "".join(char if char.isalnum() or char in "._-" else "_" for char in name)[:80]
 
 
+def triage_chunk(chunk: list[tuple[int, str]], note: str | None, report_dir: str | None) -> list[ScanRecord]:
+    return [triage_one(path, note, report_dir, number) for number, path in chunk]
+
+
 def scan(paths: list[Path], *, jobs: int | None = None, note: str | None = None, report_dir: Path | None = None) -> Iterator[ScanRecord]:
     """One record per path, in input order, triaged ``jobs`` at a time (default: the CPU count)."""
     jobs = max(1, jobs or os.cpu_count() or 1)
     folder = str(report_dir) if report_dir is not None else None
+    numbered = [(number, str(path)) for number, path in enumerate(paths)]
     if jobs == 1 or len(paths) <= 1:
-        for number, path in enumerate(paths):
-            yield triage_one(str(path), note, folder, number)
-        return
-    window = jobs * IN_FLIGHT_PER_WORKER
-    pending: deque[tuple[str, Future]] = deque()
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        numbered = iter(enumerate(paths))
         for number, path in numbered:
-            pending.append((str(path), pool.submit(triage_one, str(path), note, folder, number)))
-            if len(pending) >= window:
-                yield _result(*pending.popleft())
+            yield triage_one(path, note, folder, number)
+        return
+    size = max(1, min(CHUNK, len(numbered) // (jobs * 2) or 1))
+    chunks = (numbered[start:start + size] for start in range(0, len(numbered), size))
+    pending: deque[tuple[list[tuple[int, str]], Future]] = deque()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for chunk in chunks:
+            pending.append((chunk, pool.submit(triage_chunk, chunk, note, folder)))
+            if len(pending) >= jobs * IN_FLIGHT_PER_WORKER:
+                yield from _results(*pending.popleft())
         while pending:
-            yield _result(*pending.popleft())
+            yield from _results(*pending.popleft())
 
 
-def _result(path: str, future: Future) -> ScanRecord:
+def _results(chunk: list[tuple[int, str]], future: Future) -> list[ScanRecord]:
     try:
         return future.result()
-    except Exception as error:  # noqa: BLE001 - a worker that died (killed, out of memory) fails its log only
-        return ScanRecord(input=path, status="error", error=f"the worker triaging it failed ({type(error).__name__})")
+    except Exception as error:  # noqa: BLE001 - a worker that died (killed, out of memory) fails its logs only
+        return [ScanRecord(input=path, status="error", error=f"the worker triaging it failed ({type(error).__name__})")
+                for _, path in chunk]
 
 
 def summarise(items: Iterable[ScanRecord | tuple[str, TriageReport]], *, keep: bool = True) -> ScanSummary:
