@@ -207,7 +207,7 @@ def analyze(
         if output_format is OutputFormat.html:
             from .scan import summary_html, summarise
 
-            emit(summary_html(summarise(reports)), output)
+            emit(summary_html(summarise(reports), reports=[report for _, report in reports]), output)
             return
         emit(_several(reports, output_format, color=output is None and is_terminal(sys.stdout)), output)
         return

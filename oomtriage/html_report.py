@@ -222,14 +222,16 @@ def _count_figure(counts: dict[str, int], axis_title: str, colour: str) -> Any:
     names = list(reversed(list(counts)))
     figure = go.Figure(go.Bar(x=[counts[name] for name in names], y=names, orientation="h", marker={"color": colour},
                               hovertemplate="%{y}: %{x}<extra></extra>"))
-    figure.update_layout(xaxis_title=axis_title, height=max(220, 28 * len(names) + 90), template="plotly_white",
+    figure.update_layout(xaxis={"title": axis_title, "tickformat": "d", "dtick": 1 if max(counts.values()) <= 10 else None},
+                         height=max(220, 28 * len(names) + 90), template="plotly_white",
                          margin={"l": 10, "r": 20, "t": 20, "b": 50}, yaxis={"automargin": True})
     return figure
 
 
-def render_scan_html(summary: Any, *, link_base: Path | None = None) -> str:
+def render_scan_html(summary: Any, *, link_base: Path | None = None, reports: list[TriageReport] | None = None) -> str:
     """The summary of a scan: counts as charts, and a table with a link to each log's own report
-    (relative to ``link_base``, the folder the page is written to)."""
+    (relative to ``link_base``, the folder the page is written to). ``reports``: each record's
+    report, drawn on the same page below the table (``analyze a.log b.log --format html``)."""
     import os
 
     figures = {}
@@ -239,12 +241,14 @@ def render_scan_html(summary: Any, *, link_base: Path | None = None) -> str:
         if counts:
             figures[key] = _figure_html(_count_figure(counts, title, colour), f"by-{key}")
     rows = []
-    for record in summary.records:
-        link = None
+    for number, record in enumerate(summary.records):
+        link = f"#report-{number}" if reports else None
         if record.report_file:
             link = os.path.relpath(record.report_file, link_base) if link_base is not None else record.report_file
         rows.append({"record": record, "link": link})
-    return _scan_template().render(summary=summary, rows=rows, figures=figures, plotly_js=plotly_js() if figures else "")
+    sections = [render_html(report, title=record.input, fragment=True) for record, report in zip(summary.records, reports or [])]
+    return _scan_template().render(summary=summary, rows=rows, figures=figures, plotly_js=plotly_js() if figures else "",
+                                   sections=sections)
 
 
 @lru_cache(maxsize=1)

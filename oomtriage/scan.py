@@ -187,7 +187,7 @@ def summary_text(summary: ScanSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary_html(summary: ScanSummary, *, link_base: Path | None = None) -> str:
+def summary_html(summary: ScanSummary, *, link_base: Path | None = None, reports: list[TriageReport] | None = None) -> str:
     from .html_report import render_scan_html
 
-    return render_scan_html(summary, link_base=link_base)
+    return render_scan_html(summary, link_base=link_base, reports=reports)

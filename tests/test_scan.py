@@ -80,3 +80,12 @@ def test_scan_html_links_each_report(folder, tmp_path):
         assert report.is_file() and "Likely causes" in report.read_text() or "No out-of-memory" in report.read_text()
     one = load(page.parent / links[0], tmp_path / "one.png")
     assert one.errors == []
+
+
+def test_analyze_of_several_logs_as_html_holds_each_report(tmp_path):
+    page = tmp_path / "two.html"
+    result = run_cli("analyze", str(LOGS / "pytorch_hip.log"), str(LOGS / "tf2_fit.log"), "--format", "html", "-o", str(page))
+    assert result.returncode == 0, result.stderr.decode()
+    loaded = load(page, tmp_path / "two.png")
+    assert loaded.errors == [] and loaded.count(r'id="report-') == 2
+    assert loaded.count(r'href="#report-') == 2 and "HIP out of memory" in loaded.dom and "tensorflow" in loaded.dom
