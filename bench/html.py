@@ -1,8 +1,9 @@
 """The HTML report and the memory history: what they cost, measured side by side in one run.
 
 1. Recording the history on the simulated device: the same real training run (tests/fixtures/
-   scripts/mlp_steps.py and examples/batch_too_large.py, on the CPU) with and without ``--snapshot``,
-   alternated, median wall time of each; the ratio is the cost.
+   scripts/mlp_steps.py and examples/batch_too_large.py, on the CPU) on the simulated device
+   (``--measure``) with and without ``--snapshot``, alternated, median wall time of each (the
+   process start included); the ratio is the history's cost.
 2. Writing the page: ``render_html`` for a typical run's timeline (the fitting MLP run) and for a
    synthetic 100,000-event GPU history; time to build the timeline and to render, page size.
 
@@ -26,12 +27,16 @@ PROGRAMS = {
     "mlp_steps.py (3 AdamW steps)": [str(ROOT / "tests" / "fixtures" / "scripts" / "mlp_steps.py"), "--steps", "3"],
     "batch_too_large.py --batch-size 1024 --accumulate 4": [str(ROOT / "examples" / "batch_too_large.py"), "--batch-size", "1024",
                                                             "--accumulate", "4", "--steps", "2"],
+    # many small allocations, little compute: where recording each event's stack shows most
+    "mlp_steps.py --width 64 --batch-size 32 --steps 1000": [str(ROOT / "tests" / "fixtures" / "scripts" / "mlp_steps.py"),
+                                                             "--width", "64", "--batch-size", "32", "--steps", "1000"],
 }
 
 
-def timed_run(arguments: list[str], snapshot: Path | None) -> float:
-    command = [sys.executable, "-m", "oomtriage", "run", *(["--snapshot", str(snapshot)] if snapshot else []), "--",
-               sys.executable, *arguments]
+def timed_run(arguments: list[str], snapshot: Path | None, measure: Path) -> float:
+    # Both runs on the simulated device (--measure starts it, uncapped): the difference is the history.
+    command = [sys.executable, "-m", "oomtriage", "run", "--measure", str(measure),
+               *(["--snapshot", str(snapshot)] if snapshot else []), "--", sys.executable, *arguments]
     started = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
     return time.perf_counter() - started
@@ -52,13 +57,14 @@ def main() -> None:
         for name, arguments in PROGRAMS.items():
             plain, recorded = [], []
             for run in range(args.runs):
-                plain.append(timed_run(arguments, None))
+                measure = Path(work) / "measure.json"
+                plain.append(timed_run(arguments, None, measure))
                 snapshot = Path(work) / f"{len(snapshots)}-{run}.pickle"
-                recorded.append(timed_run(arguments, snapshot))
+                recorded.append(timed_run(arguments, snapshot, measure))
             snapshots[name] = snapshot
-            events = len(timeline_from_snapshot_file(snapshot).index)
+            events = timeline_from_snapshot_file(snapshot).events
             print(f"   {name}: {statistics.median(plain):.2f} s plain, {statistics.median(recorded):.2f} s recorded "
-                  f"(x{statistics.median(recorded) / statistics.median(plain):.2f}); {events} plotted points, "
+                  f"(x{statistics.median(recorded) / statistics.median(plain):.2f}); {events} events, "
                   f"snapshot {snapshot.stat().st_size / 1024:.0f} KiB")
         print("2. writing the page (plotly.js read once per process first)")
         plotly_js()

@@ -149,7 +149,7 @@ def downsample(allocated: list[int], reserved: list[int], max_points: int) -> tu
     count = len(allocated)
     if count <= max_points:
         return list(range(count)), list(allocated), list(reserved)
-    buckets = max(1, max_points // 2)
+    buckets = max(1, max_points // 3)  # up to three points each: lowest, highest allocated, highest reserved
     width = -(-count // buckets)
     index: list[int] = []
     for start in range(0, count, width):
