@@ -159,7 +159,7 @@ def summarise(items: Iterable[ScanRecord | tuple[str, TriageReport]], *, keep: b
         if record.status in ("oom", "suspected"):
             causes[record.top_cause or "(none ranked)"] += 1
             gpus[record.gpu or "(not in the log)"] += 1
-            frameworks[record.framework or "(unknown)"] += 1
+            frameworks[record.framework or "unknown"] += 1
         if keep:
             summary.records.append(record)
     summary.by_status, summary.by_cause = dict(status.most_common()), dict(causes.most_common())
