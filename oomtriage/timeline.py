@@ -177,8 +177,21 @@ def _phases(runs: Any, events: int) -> list[PhaseSpan]:
     if not isinstance(runs, list):
         return []
     starts = [(run[0], str(run[1])) for run in runs if isinstance(run, list) and len(run) == 2 and isinstance(run[0], int)]
-    return [PhaseSpan(name=name, start=start, end=(starts[i + 1][0] if i + 1 < len(starts) else events))
-            for i, (start, name) in enumerate(starts)]
+    spans = [PhaseSpan(name=name, start=start, end=(starts[i + 1][0] if i + 1 < len(starts) else events))
+             for i, (start, name) in enumerate(starts)]
+    # A span of an event or two inside another phase (autocast casting a weight with grad mode on
+    # inside an evaluation) is that phase's: merged, so the shading shows phases, not flicker.
+    merged: list[PhaseSpan] = []
+    for i, span in enumerate(spans):
+        brief = span.end - span.start <= MIN_PHASE_EVENTS and 0 < i < len(spans) - 1 and spans[i - 1].name == spans[i + 1].name
+        if merged and (brief or merged[-1].name == span.name):
+            merged[-1].end = span.end
+        else:
+            merged.append(span)
+    return merged
+
+
+MIN_PHASE_EVENTS = 2
 
 
 _PHASE_KIND = {"forward": "activations", "backward": "backward buffers", "optimizer step": "optimizer step buffers",

@@ -211,3 +211,49 @@ def test_the_validation_report_shows_each_fix_against_the_card(tmp_path):
         assert f'id="{element}"' in loaded.dom, element
     assert loaded.count(r'class="main-svg"') >= 5
     assert "ACCEPTED" in loaded.dom and "card 100.00 MiB" in loaded.dom
+
+
+PHASED = """
+import torch, torch.nn as nn, torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+class Square(torch.autograd.Function):  # its forward runs with grad off, yet it is the forward pass
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+torch.manual_seed(0)
+layer, head = nn.Linear(64, 64), nn.Linear(64, 4)
+optimizer = torch.optim.AdamW([*layer.parameters(), *head.parameters()], lr=1e-3)  # foreach: temporaries every step
+for step in range(2):
+    x = torch.randn(128, 64)
+    hidden = checkpoint(lambda t: Square.apply(layer(t)), x, use_reentrant=False)
+    loss = F.cross_entropy(head(hidden), torch.randint(0, 4, (128,)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+with torch.no_grad():
+    for _ in range(3):
+        head(layer(torch.randn(512, 64))).sum()
+"""
+
+
+def test_phases_follow_the_training_loop(tmp_path):
+    """Forward (also inside an autograd.Function and a checkpointed block), backward, the optimizer
+    step, and the evaluation under no_grad afterwards, each a span of its own."""
+    from oomtriage.timeline import timeline_from_snapshot_file
+
+    script = tmp_path / "phased.py"
+    script.write_text(PHASED)
+    snapshot = tmp_path / "phased.pickle"
+    result = run_cli("run", "--snapshot", str(snapshot), "--", sys.executable, str(script), cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    timeline = timeline_from_snapshot_file(snapshot)
+    names = [span.name for span in timeline.phases]
+    assert names == ["forward", "backward", "optimizer step"] * 2 + ["no-grad (evaluation)"], names
+    assert len(timeline.steps) == 2 and timeline.steps[0] < timeline.phases[3].start <= timeline.steps[1]

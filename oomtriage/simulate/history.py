@@ -42,6 +42,7 @@ class MemoryHistory:
         self.recorded = 0  # events seen, dropped ones included: an event's number
         self.labels: dict[int, str] = {}  # alloc event number -> parameters / gradients / optimizer state
         self.phase = ""  # "b" inside backward(), "s" inside optimizer.step(); else from grad mode
+        self._last_phase = "f"
         self.annotations: list[dict[str, Any]] = []
         self.oom_segments: list[dict[str, Any]] | None = None
         self.classify: Any = None  # (at_oom: bool) -> {address: kind}, set by the runtime
@@ -58,17 +59,21 @@ class MemoryHistory:
     def on_event(self, action: str, address: int, size: int, device_free: int) -> None:
         if len(self.entries) == self.entries.maxlen:
             self.dropped += 1
-        phase = self.current_phase()
         stack = -1
-        if action == "alloc":
+        if action in ("alloc", "oom"):
             stack = self._stack_id()
+        # Frees happen whenever Python drops a reference (often after the block that allocated has
+        # exited): they keep the phase of the allocations around them, so a phase is not split.
+        phase = self.current_phase() if action in ("alloc", "segment_alloc", "oom") else self._last_phase
+        if phase == "e" and stack >= 0 and _inside_forward(self._stack_list[stack]):
+            phase = "f"  # an autograd.Function's or a checkpointed block's forward runs without grad
+        self._last_phase = phase
+        if action == "alloc":
             self._block_stack[address] = stack
             self._block_event[address] = self.recorded
         elif action == "free_completed":
             self._block_stack.pop(address, None)
             self._block_event.pop(address, None)
-        elif action == "oom":
-            stack = self._stack_id()
         self.entries.append((action, address, size, device_free, stack, phase, time.time_ns() // 1000))
         self.recorded += 1
         if action == "oom":
@@ -148,6 +153,13 @@ class MemoryHistory:
                           "labels": {str(event - first): kind for event, kind in self.labels.items() if event >= first},
                           "snapshot_at": "oom" if self.oom_segments is not None else "exit"},
         }
+
+
+_FORWARD_WITHOUT_GRAD = (os.path.join("torch", "autograd", "function.py"), os.path.join("torch", "utils", "checkpoint.py"))
+
+
+def _inside_forward(stack: tuple[Any, ...]) -> bool:
+    return any(code.co_filename.endswith(_FORWARD_WITHOUT_GRAD) for code, _ in stack)
 
 
 def write_snapshot(snapshot: dict[str, Any], path: str) -> None:
