@@ -231,6 +231,29 @@ def test_model_states_against_the_card(note):
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] in ("model_too_large", "optimizer_state")
 
 
+@pytest.mark.parametrize("note", [
+    "full fine-tuning a 4B model on one 24 GB GPU",
+    "training all 4 billion parameters of the model on a single 24GB card",
+])
+def test_weights_and_gradients_that_do_not_fit_are_a_model_too_large(note):
+    # 4B x (4 B weights + 4 B gradients) = 32 GB: more than the card before any optimizer state
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2] == ["model_too_large", "optimizer_state"]
+
+
+def test_moments_that_push_fitting_weights_and_gradients_over_are_the_optimizer_state():
+    # 2B: 16 GB of weights and gradients fit 24 GB; with Adam's two moments (32 GB in all) they do not
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", "full fine-tuning a 2B model on one 24 GB GPU")[0] == "optimizer_state"
+
+
+@pytest.mark.parametrize("note", [
+    "it fails while building the model: a 7B checkpoint converted on the accelerator",
+    "crashes during model construction of the 7 billion parameter network",
+])
+def test_building_a_model_too_large_for_any_single_device(note):
+    # no device size in the log; 7B x 4 B = 28 GB exceeds most single devices on its own
+    assert ids("RESOURCE_EXHAUSTED: Failed to allocate request for 256.00MiB on device ordinal 0", note)[0] == "model_too_large"
+
+
 def test_fp32_weights_that_would_fit_in_half():
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", "running chat inference with a 7B model on a 24 GB GPU")[0] == "full_precision"
 

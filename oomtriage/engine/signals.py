@@ -87,8 +87,9 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
 _CPU_MODE = r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|on the cpu\b|meant to (?:use|run on) the cpu"
-_CONSTRUCTION = (r"(?:while|when) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
-                 r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)")
+_CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
+                 r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)|"
+                 r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
                     r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about )?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"

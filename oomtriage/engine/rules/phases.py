@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from oomtriage.sizes import format_size
+
 from . import RuleInput, Vote, rule
 
 
@@ -125,6 +127,9 @@ def data_loading(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.3, "A batch moved to the device while loading is as large as its inputs.")
 
 
+LARGE_FOR_ONE_DEVICE = 16 * 1024**3  # a V100-16GB, a TPU v3 core: the common single-device sizes
+
+
 @rule
 def model_construction(data: RuleInput) -> Iterator[Vote]:
     """Failing while the model is still being built, before any data: the program itself holds
@@ -134,6 +139,12 @@ def model_construction(data: RuleInput) -> Iterator[Vote]:
         return
     if signals.param_count and n.capacity and 4 * signals.param_count > 0.5 * n.capacity:
         return  # a model that big can fill the device on its own (rule inference_weights)
+    if signals.param_count and not n.capacity and 4 * signals.param_count > LARGE_FOR_ONE_DEVICE:
+        # The device's size is not in the log, but weights this large exceed most single devices
+        # (or TPU cores) on their own: building the model is what fills it.
+        yield Vote("model_too_large", 0.55, f"Building a {signals.param_count / 1e9:.1f}B-parameter model: its weights take "
+                   f"{format_size(int(4 * signals.param_count))} in fp32, more than most single devices hold.")
+        return
     yield Vote("other_process_or_device", 0.6, f'It failed while the model was built ("{signals.evidence["construction"]}"), '
                "before any batch: the program held almost nothing, so the memory was taken by another process or device.")
 

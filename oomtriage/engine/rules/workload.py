@@ -39,8 +39,16 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
             yield Vote("optimizer_state", 0.5, f"Optimizer states are 12 of the 16 bytes per parameter ({format_size(int(12 * params))} in all).")
         return
     if full > capacity:
+        # The taxonomy's line between the two: the weights and their gradients alone (fp32: 8 B per
+        # parameter, bf16 throughout: 4) not fitting is a model too large; fitting, and the
+        # optimizer's moments pushing it over, is the optimizer state.
+        weights_and_grads = (4 if signals.low_precision else 8) * params
         if 2 * params > 0.8 * capacity:
             yield Vote("model_too_large", 0.8, f"Even bf16 weights ({format_size(int(2 * params))}) nearly fill the GPU.")
+        elif weights_and_grads > capacity:
+            yield Vote("model_too_large", 0.75, f"The weights and their gradients alone need {format_size(int(weights_and_grads))} "
+                       f"of {format_size(capacity)}, before any optimizer state or activation: shard, offload or train fewer parameters.")
+            yield Vote("optimizer_state", 0.45, f"The optimizer's moments would add {format_size(int(8 * params))} more.")
         else:
             yield Vote("optimizer_state", 0.6, f"Training states need {format_size(int(full))}; the weights alone fit.")
             yield Vote("model_too_large", 0.45, "Full training of this model does not fit one GPU.")
