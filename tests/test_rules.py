@@ -507,3 +507,16 @@ def test_the_first_step_after_evaluation_is_not_at_once():
     signals = read_signals(build_context([], text="torch.OutOfMemoryError: CUDA out of memory.",
                                          note="fails on the first training step after evaluation"))
     assert not signals.immediate and signals.repeated_calls
+
+
+@pytest.mark.parametrize("note, phase", [
+    ("the test script fails with CUDA out of memory, while the training script runs fine", "evaluation"),
+    ("Training works fine but evaluation runs out of memory.", "evaluation"),
+    ("inference is fine; fine-tuning crashes with an OOM", "training"),
+    ("validation ran without problems, then the next training epoch died", "training"),
+    ("it crashes in the eval loop although training goes smoothly", "evaluation"),
+])
+def test_the_phase_that_went_well_is_not_where_it_failed(note, phase):
+    from oomtriage.engine.signals import note_phase
+
+    assert note_phase(note)[0] == phase

@@ -267,9 +267,36 @@ _WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.]|\.(?!
 _NOTE_ONLY_IN_FAILURE: set[Phase] = {"data_loading"}  # "from a dataloader" alone says where data comes from, not where it died
 
 
+# A clause that says a part of the run went well names the phase that did NOT fail ("the test
+# script fails, while the training script runs fine").
+_CLAUSE = re.compile(r"[,;]|\b(?:while|whereas|but|although|though)\b", re.IGNORECASE)
+_WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|completes?|completed|finish(?:es|ed)?|"
+              r"succeeds?|succeeded|pass(?:es|ed)?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
+              r"(?:issues?|problems?|errors?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|\b(?:works|succeeds)\s*$")
+
+
+def _without_what_went_well(sentence: str) -> str:
+    """The sentence with the clauses that say something worked removed (a where-word before such a
+    clause, "while the training runs fine", goes with it)."""
+    kept, start = [], 0
+    for boundary in [*_CLAUSE.finditer(sentence), None]:
+        end = boundary.start() if boundary else len(sentence)
+        clause = sentence[start:end]
+        if not (_search(_WENT_WELL, clause) and not _search(_FAILURE_WORDS, clause)):
+            kept.append(clause)
+        if boundary is None:
+            break
+        if boundary.group(0) in ",;":
+            kept.append(boundary.group(0))
+        start = boundary.end() if boundary.group(0) in ",;" else boundary.start()
+    return "".join(kept)
+
+
 def note_phase(note: str) -> tuple[Phase, str] | None:
     """The phase named where the note says the run failed ("fails inside loss.backward()"), else anywhere."""
     sentences = re.split(r"(?<=[\w)\]])\.\s+(?=[A-Z])|;\s+|\n", note)
+    sentences = [_without_what_went_well(sentence) for sentence in sentences]
+    note = " ".join(sentences)
     failing = [sentence for sentence in sentences if _search(_FAILURE_WORDS, sentence)]
     for scope in [*failing, note]:
         whole_note = scope is note and len(failing) > 0
