@@ -520,3 +520,26 @@ def test_the_phase_that_went_well_is_not_where_it_failed(note, phase):
     from oomtriage.engine.signals import note_phase
 
     assert note_phase(note)[0] == phase
+
+
+
+@pytest.mark.parametrize("note", [
+    "usage rises every epoch until it dies in epoch 5",
+    "memory keeps growing over time and it eventually crashes",
+])
+def test_growth_in_a_librarys_own_cuda_malloc_is_the_library(note):
+    message = ("CUDA Runtime Error at: /opt/lib/src/buffers_cuda.cu:120\nout of memory cudaMalloc(&this->d_buffer, n * sizeof(float))")
+    assert ids(message, note)[0] == "framework_bug"
+    # the same growth in PyTorch's allocator is the program's (a kept graph or reference)
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.", f"training: {note}")[0] != "framework_bug"
+
+
+@pytest.mark.parametrize("note, phase", [
+    ("training a ResNet on our 16 GB GPU server dies in epoch 4", "training"),
+    ("starting a vLLM server on one 24 GB GPU fails", "generation"),
+    ("the inference server crashes when two requests arrive", "generation"),
+])
+def test_a_server_is_serving_only_when_it_serves_a_model(note, phase):
+    from oomtriage.engine.signals import note_phase
+
+    assert note_phase(note)[0] == phase

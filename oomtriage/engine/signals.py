@@ -37,7 +37,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
                 r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
                 r"from_pretrained|(?:fail|crash|die)\w* (?:while|when) load"),
-    ("generation", r"\bgenerat(?:e|es|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|er|ice)\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
+    ("generation", r"\bgenerat(?:e|es|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
                    r"\binference (?:server|engine)|\bsampl(?:e|es|ing)\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"

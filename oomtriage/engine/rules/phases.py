@@ -55,6 +55,10 @@ def periodic_step(data: RuleInput) -> Iterator[Vote]:
         yield Vote("reference_leak", 0.3, "Periodic logging that keeps tensors (images, losses) grows memory at that step too.")
 
 
+# A CUDA source file of the program or a library (not a framework's allocator) calling cudaMalloc.
+_LIBRARY_CUDA_MALLOC = re.compile(r"[\w./-]+\.cu:\d+(?=[\s\S]{0,200}cudaMalloc)|cudaMalloc\w*\(&?[\w.>-]+,", re.IGNORECASE)
+
+
 @rule
 def memory_growth(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
@@ -64,6 +68,13 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
     if error and error.backend in ("host", "cpu"):
         return  # host RAM that grows is the data pipeline's (rule host_memory), not the GPU's
     said = signals.evidence["growth"]
+    library = _LIBRARY_CUDA_MALLOC.search(error.raw_message) if error else None
+    if library:
+        # Not PyTorch's caching allocator: the library's own CUDA code asked the driver directly. A
+        # framework's tensors would be freed and reused; device buffers that keep growing there are
+        # the library's (allocated again each epoch and never freed).
+        yield Vote("framework_bug", 0.65, f'Memory grew ("{said}") and the failing allocation is the library\'s own '
+                   f"`{library.group(0).strip()}`, outside any framework's allocator: the library leaks device buffers.")
     if signals.phase == "generation":
         yield Vote("kv_cache_or_generation", 0.6, f'Memory grew while generating ("{said}"): the KV cache grows with every '
                    "generated token, times the number of sequences sampled at once.")
