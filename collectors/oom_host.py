@@ -42,6 +42,11 @@ def parse_killed(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="process killed (SIGKILL)")
 
 
-@message_format("python_memory_error", r"^(?:\S+: )?MemoryError\b|std::bad_alloc")
+# RMM and other device libraries raise MemoryError / std::bad_alloc for a *device* allocation too
+# ("std::bad_alloc: CUDA error at ...: cudaErrorMemoryAllocation out of memory"): that is a GPU OOM.
+_DEVICE_ERROR = r"(?!.*(?:cudaError|hipError|CUDA error|HIP error|CUDA_ERROR|HIP_ERROR))"
+
+
+@message_format("python_memory_error", rf"^(?:\S+: )?MemoryError\b{_DEVICE_ERROR}|std::bad_alloc{_DEVICE_ERROR}")
 def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed")

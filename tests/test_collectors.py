@@ -193,3 +193,14 @@ def test_context_round_trips_through_json(tmp_path):
     saved.write_text(context.model_dump_json())
     reloaded = build_context([saved])
     assert reloaded.error == context.error and reloaded.note == "seq len 8192"
+
+
+
+def test_a_device_allocation_raised_as_bad_alloc_is_a_gpu_oom():
+    from oomtriage.api import analyze_inputs
+
+    report = analyze_inputs([], text="MemoryError: std::bad_alloc: CUDA error at: ../include/rmm/mr/device/cuda_memory_resource.hpp:70: "
+                                     "cudaErrorMemoryAllocation out of memory")
+    assert report.detected and report.error.backend == "cuda"
+    host = analyze_inputs([], text="MemoryError: Unable to allocate 12.0 GiB for an array with shape (40000, 40000)")
+    assert host.detected and host.error.backend == "host"

@@ -543,3 +543,13 @@ def test_a_server_is_serving_only_when_it_serves_a_model(note, phase):
     from oomtriage.engine.signals import note_phase
 
     assert note_phase(note)[0] == phase
+
+
+
+@pytest.mark.parametrize("note", [
+    "every iteration I delete the loss, outputs and targets and call torch.cuda.empty_cache(), yet after some iterations it runs out of memory",
+    "I free all tensors after each step and memory still keeps growing until it crashes",
+    "memory grows over time even though I call empty_cache() after every batch and del the outputs every iteration",
+])
+def test_growth_although_the_script_frees_everything_each_iteration(note):
+    assert ids("RuntimeError: CUDA out of memory.", f"training a small conv net: {note}")[0] == "framework_bug"

@@ -56,6 +56,12 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
            r"(?:rising|rose|grew|growing|goes) from")
+# The script already drops its tensors and empties the cache every iteration: memory that still
+# grows is not held by the script's references.
+_FREES_EVERY_STEP = (r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?:[\w/]+(?:, | and | ?/ ?)){0,4}[\w/]+ "
+                     r"(?:\w+ ){0,2}(?:every|each|after every|after each) (?:iteration|step|batch|epoch)|"
+                     r"(?:every|each) (?:iteration|step|batch)[^.;]{0,50}\b(?:delete|del|free|empty_cache|gc\.collect)|"
+                     r"empty_cache\(\)[^.;]{0,30}\b(?:every|each|after every|after each) (?:iteration|step|batch)")
 # "the first step after evaluation" is not "at once": the run got through training and an evaluation.
 _IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b(?! (?:after|following|once))|"
               r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:start-?up|the start|launch)|during (?:start-?up|initiali[sz]ation)|"
@@ -125,6 +131,7 @@ class Signals:
     phase: Phase = "unknown"
     phase_source: str | None = None
     growth: bool = False
+    frees_every_step: bool = False
     immediate: bool = False
     batch_no_help: bool = False
     input_no_help: bool = False
@@ -390,7 +397,7 @@ def read_signals(context: TriageContext) -> Signals:
     if context.runtime:
         read_runtime(context, signals)
     flags = {
-        "growth": (_GROWTH, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
+        "growth": (_GROWTH, note), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
         "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (_VERSION_CHANGE, note),
         "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),

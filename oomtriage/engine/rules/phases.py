@@ -75,6 +75,12 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
         # the library's (allocated again each epoch and never freed).
         yield Vote("framework_bug", 0.65, f'Memory grew ("{said}") and the failing allocation is the library\'s own '
                    f"`{library.group(0).strip()}`, outside any framework's allocator: the library leaks device buffers.")
+    if signals.frees_every_step:
+        yield Vote("framework_bug", 0.6, f'Memory grew ("{said}") although the script frees its tensors every iteration '
+                   f'("{signals.evidence["frees_every_step"]}"): what grows is held below the script (a leak in the framework, '
+                   "an extension or a library); try another version.")
+        yield Vote("graph_retained", -0.2, "The script's own references are dropped each iteration.")
+        yield Vote("reference_leak", -0.2, "The script's own references are dropped each iteration.")
     if signals.phase == "generation":
         yield Vote("kv_cache_or_generation", 0.6, f'Memory grew while generating ("{said}"): the KV cache grows with every '
                    "generated token, times the number of sequences sampled at once.")
