@@ -553,3 +553,13 @@ def test_a_server_is_serving_only_when_it_serves_a_model(note, phase):
 ])
 def test_growth_although_the_script_frees_everything_each_iteration(note):
     assert ids("RuntimeError: CUDA out of memory.", f"training a small conv net: {note}")[0] == "framework_bug"
+
+
+
+def test_a_request_beyond_what_the_runtime_sees_but_within_the_device():
+    message = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 16.00 GiB. GPU 0 has a total capacity of 15.24 GiB of "
+               "which 15.00 GiB is free.")
+    causes = ids(message, "the APU has 96 GB of memory assigned to the GPU, yet any allocation of 16 GB fails")
+    assert causes[0] == "framework_bug"
+    # without the device's real size, one tensor larger than the device is the input's
+    assert ids(message, "segmenting large volumes fails")[0] == "input_size_too_large"

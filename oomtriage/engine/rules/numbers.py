@@ -129,6 +129,9 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
                    "square attention matrix (heads x tokens x tokens).")
     if share < 0.2:
         return
+    sees_less = bool(signals.note_gpu_capacity and n.total and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count)
+    if sees_less and n.requested < signals.note_gpu_capacity:
+        return  # larger than what the runtime sees, not than the device: the runtime's limit is the story (memory_free_at_failure)
     size = format_size(n.requested)
     lead = "larger than the whole device" if share > 1 else f"{share:.0%} of the device"
     yield Vote("input_size_too_large", 0.5 if share > 1 else 0.4, f"One tensor of {size} ({lead}): a single activation "
