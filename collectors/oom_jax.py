@@ -38,7 +38,8 @@ def _buffer_dump(window: Window) -> Fields:
 
 @message_format(
     "xla_resource_exhausted",
-    rf"RESOURCE_EXHAUSTED: Out of (host )?memory while trying to allocate (\d+ bytes|{SIZE})",
+    # older XLA builds spell the status in words ("Resource exhausted")
+    rf"(?:RESOURCE_EXHAUSTED|Resource exhausted): Out of (host )?memory while trying to allocate (\d+ bytes|{SIZE})",
 )
 def parse_xla_oom(match: re.Match[str], window: Window) -> Fields:
     fields = {
@@ -53,7 +54,7 @@ def parse_xla_oom(match: re.Match[str], window: Window) -> Fields:
     return fields
 
 
-@message_format("xla_failed_request", rf"RESOURCE_EXHAUSTED: Failed to allocate request for ({SIZE})")
+@message_format("xla_failed_request", rf"(?:RESOURCE_EXHAUSTED|Resource exhausted): Failed to allocate request for ({SIZE})")
 def parse_xla_failed_request(match: re.Match[str], window: Window) -> Fields:
     fields = {"framework": "jax", "backend": "unknown", "requested_bytes": parse_size(match.group(1)),
               "raw_message": window.lines[0].strip()}

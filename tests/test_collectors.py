@@ -204,3 +204,12 @@ def test_a_device_allocation_raised_as_bad_alloc_is_a_gpu_oom():
     assert report.detected and report.error.backend == "cuda"
     host = analyze_inputs([], text="MemoryError: Unable to allocate 12.0 GiB for an array with shape (40000, 40000)")
     assert host.detected and host.error.backend == "host"
+
+
+
+def test_older_xla_spells_resource_exhausted_in_words():
+    from oomtriage.api import analyze_inputs
+
+    report = analyze_inputs([], text="RuntimeError: Resource exhausted: Out of memory while trying to allocate 4398046511104 bytes.: "
+                                     "while running replica 0 and partition 0 of a replicated computation")
+    assert report.detected and report.error.framework == "jax" and report.error.requested_bytes == 4398046511104
