@@ -310,6 +310,8 @@ def run(
         sys.stderr.write(f"oomtriage: measuring with {why}\n")
     if output_format is not ResultFormat.text and output is None:
         fail(f"--format {output_format.value} needs -o FILE (the command's own output goes to standard output)")
+    if snapshot is not None and not (snapshot.parent.is_dir() and os.access(snapshot.parent, os.W_OK)):
+        fail(f"--snapshot {snapshot}: its folder does not exist or is not writable")
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="oomtriage-snapshot-") as folder:
@@ -339,7 +341,7 @@ def run(
         else:
             emit(f"No OOM: the command exited with code {result.returncode}.", output)
     if snapshot and not snapshot.exists():
-        sys.stderr.write(f"oomtriage: no snapshot was written to {snapshot} (no Python process of the command was measured)\n")
+        sys.stderr.write(f"oomtriage: no snapshot was written to {snapshot} (no Python process of the command wrote one)\n")
     raise typer.Exit(result.returncode)
 
 

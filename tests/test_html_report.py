@@ -257,3 +257,10 @@ def test_phases_follow_the_training_loop(tmp_path):
     names = [span.name for span in timeline.phases]
     assert names == ["forward", "backward", "optimizer step"] * 2 + ["no-grad (evaluation)"], names
     assert len(timeline.steps) == 2 and timeline.steps[0] < timeline.phases[3].start <= timeline.steps[1]
+
+
+def test_run_refuses_an_unwritable_snapshot_and_html_without_a_file(tmp_path):
+    missing = run_cli("run", "--snapshot", str(tmp_path / "no" / "such" / "s.pickle"), "--", sys.executable, "-c", "pass")
+    assert missing.returncode == 2 and missing.stderr.decode().count("\n") == 1 and b"--snapshot" in missing.stderr
+    no_file = run_cli("run", "--format", "html", "--", sys.executable, "-c", "pass")
+    assert no_file.returncode == 2 and b"needs -o FILE" in no_file.stderr
