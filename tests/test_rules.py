@@ -563,3 +563,14 @@ def test_a_request_beyond_what_the_runtime_sees_but_within_the_device():
     assert causes[0] == "framework_bug"
     # without the device's real size, one tensor larger than the device is the input's
     assert ids(message, "segmenting large volumes fails")[0] == "input_size_too_large"
+
+
+
+@pytest.mark.parametrize("code", [
+    "state['exp_avg_sq'] = torch.zeros_like(p, memory_format=torch.preserve_format)",
+    "model.load_state_dict(torch.load(path))",
+])
+def test_a_large_request_from_state_or_weights_is_not_an_activation(code):
+    causes = ranked(trace("step", code, sentence(req="6.00 GiB")))
+    assert causes[0].id in ("optimizer_state", "checkpoint_loading")
+    assert not any("activation" in item for cause in causes for item in cause.evidence if cause.id == "batch_too_large")

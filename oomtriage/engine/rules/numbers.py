@@ -8,6 +8,10 @@ from oomtriage.sizes import format_size
 
 from ..facts import CONTEXT_OVERHEAD
 from . import RuleInput, Vote, rule
+from .sites import innermost_site
+
+# Allocation sites whose tensors do not scale with the batch or the input (rule allocation_site).
+_NOT_ACTIVATIONS = ("optimizer_state", "checkpoint_loading")
 
 GIB = 1024**3
 
@@ -129,6 +133,8 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
                    "square attention matrix (heads x tokens x tokens).")
     if share < 0.2:
         return
+    if innermost_site(data.context) in _NOT_ACTIVATIONS:
+        return  # the frame that asked says what it is: state or weights, not an activation of the input
     sees_less = bool(signals.note_gpu_capacity and n.total and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count)
     if sees_less and n.requested < signals.note_gpu_capacity:
         return  # larger than what the runtime sees, not than the device: the runtime's limit is the story (memory_free_at_failure)

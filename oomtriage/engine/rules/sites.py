@@ -39,6 +39,16 @@ _PAIRWISE = re.compile(r"zeros\(\s*\(\s*(\w+)\s*,\s*\1\s*\)|ones\(\s*\(\s*(\w+)\
                        r"\bcdist\(|\bpdist\(|@\s*\w+\.T\b|\bouter\(|\[:, *None\].*\[None")
 
 
+def innermost_site(context) -> str | None:
+    """The cause the allocating frame (or its caller) names, when one of the sites above does."""
+    for frame in meaningful_frames(context)[:2]:
+        text = f"{frame.function or ''} {frame.code or ''} {frame.filename or ''}"
+        for cause, _, pattern, _ in _SITES:
+            if re.search(pattern, text):
+                return cause
+    return None
+
+
 @rule
 def allocation_site(data: RuleInput) -> Iterator[Vote]:
     frames = meaningful_frames(data.context)[:6]
