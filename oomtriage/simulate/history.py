@@ -21,7 +21,8 @@ from typing import Any
 
 MAX_ENTRIES = 1_000_000  # events kept, as PyTorch's ring buffer (max_entries) keeps the newest
 MAX_FRAMES = 48
-_OWN = os.sep + "oomtriage" + os.sep
+# oomtriage's own frames (its package folder): not the user's, even in a project folder named oomtriage
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 PHASES = {"f": "forward", "e": "no-grad (evaluation)", "b": "backward", "s": "optimizer step"}
 
 
@@ -99,7 +100,7 @@ class MemoryHistory:
         key = []
         while frame is not None and len(key) < MAX_FRAMES:
             code = frame.f_code
-            if _OWN not in code.co_filename:
+            if not code.co_filename.startswith(_OWN):
                 key.append((code, frame.f_lineno))
             frame = frame.f_back
         stack = tuple(key)
