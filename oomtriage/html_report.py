@@ -152,17 +152,26 @@ def validation_figures(result: "ValidationResult") -> tuple[Any, Any | None]:
     series = [fix for fix in result.fixes if fix.numerics is not None and fix.numerics.fix_step_losses]
     if not series:
         return peaks, None
-    numerics = go.Figure()
-    baseline = series[0].numerics.baseline_step_losses
-    numerics.add_trace(go.Scatter(x=list(range(1, len(baseline) + 1)), y=baseline, name="baseline", mode="lines+markers",
-                                  line={"color": "#333", "width": 3}))
-    for fix in series:
-        losses = fix.numerics.fix_step_losses
-        numerics.add_trace(go.Scatter(x=list(range(1, len(losses) + 1)), y=losses, mode="lines+markers",
-                                      name=f"{fix.kind} ({fix.numerics.verdict})", line={"dash": "dot"}))
-    numerics.update_layout(xaxis={"title": "optimizer step", "tickformat": "d", "dtick": 1 if len(baseline) <= 20 else None},
-                           yaxis_title="loss (sum over micro-batches)", height=340,
-                           template="plotly_white", margin={"l": 60, "r": 20, "t": 30, "b": 50})
+    from plotly.subplots import make_subplots
+
+    # The gate compares both per step: a fix can keep the loss and still change the gradients.
+    numerics = make_subplots(rows=1, cols=2, subplot_titles=("loss per step (sum over micro-batches)", "gradient norm per step"))
+    first = series[0].numerics
+    colours = ["#e15759", "#59a14f", "#4e79a7", "#f28e2c", "#af7aa1", "#76b7b2"]
+    for column, (values, key) in enumerate(((first.baseline_step_losses, "fix_step_losses"),
+                                            (first.baseline_grad_norms, "fix_grad_norms")), 1):
+        numerics.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, name="baseline", mode="lines+markers",
+                                      line={"color": "#333", "width": 3}, legendgroup="baseline", showlegend=column == 1),
+                           row=1, col=column)
+        for number, fix in enumerate(series):
+            fixed = getattr(fix.numerics, key)
+            numerics.add_trace(go.Scatter(x=list(range(1, len(fixed) + 1)), y=fixed, mode="lines+markers",
+                                          name=f"{fix.kind} ({fix.numerics.verdict})", legendgroup=fix.kind,
+                                          showlegend=column == 1, line={"dash": "dot", "color": colours[number % len(colours)]}),
+                               row=1, col=column)
+    ticks = {"tickformat": "d", "dtick": 1 if len(first.baseline_step_losses) <= 20 else None, "title": "optimizer step"}
+    numerics.update_xaxes(**ticks)
+    numerics.update_layout(height=360, template="plotly_white", margin={"l": 60, "r": 20, "t": 40, "b": 50})
     return peaks, numerics
 
 

@@ -211,6 +211,7 @@ def test_the_validation_report_shows_each_fix_against_the_card(tmp_path):
         assert f'id="{element}"' in loaded.dom, element
     assert loaded.count(r'class="main-svg"') >= 5
     assert "ACCEPTED" in loaded.dom and "card 100.00 MiB" in loaded.dom
+    assert "gradient norm per step" in loaded.dom and "compared on runs as written" in loaded.dom
 
 
 PHASED = """

@@ -44,6 +44,8 @@ class NumericsResult(BaseModel):
     baseline_step_losses: list[float] = Field(default_factory=list, description="the loss per step compared against (first "
                                               f"{SERIES_KEPT} steps)")
     fix_step_losses: list[float] = Field(default_factory=list, description="the fix's loss per step")
+    baseline_grad_norms: list[float] = Field(default_factory=list, description="the gradient norm per step compared against")
+    fix_grad_norms: list[float] = Field(default_factory=list, description="the fix's gradient norm per step")
 
 
 def rule_for(kind: str) -> str | None:
@@ -93,7 +95,9 @@ def compare(golden: Measurement, candidate: Measurement, kind: str, noise: float
     bound = max(BOUNDS[rule], NOISE_FACTOR * noise) if noise is not None else BOUNDS[rule]
     steps, errors = _step_errors(golden, candidate)
     series = {"baseline_step_losses": [_plain(value) for value in golden.step_losses[:SERIES_KEPT]],
-              "fix_step_losses": [_plain(value) for value in candidate.step_losses[:SERIES_KEPT]]}
+              "fix_step_losses": [_plain(value) for value in candidate.step_losses[:SERIES_KEPT]],
+              "baseline_grad_norms": [_plain(value) for value in golden.grad_norms[:SERIES_KEPT]],
+              "fix_grad_norms": [_plain(value) for value in candidate.grad_norms[:SERIES_KEPT]]}
     if steps == 0:
         return NumericsResult(verdict="not_checked", rule=rule, bound=bound, noise_floor=noise, **series,
                               reason="no optimizer step completed in both runs, so there is nothing to compare")
