@@ -582,6 +582,8 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
+    except SystemExit:  # every normal exit: leave without importing the validation loop
+        raise
     except BaseException as error:  # SIGTERM/SIGHUP during validate, after its clean-up
         from .validate.loop import Stopped
 

@@ -126,3 +126,16 @@ def test_two_logs_are_two_failures(tmp_path):
     assert [entry["report"]["error"]["framework"] for entry in reports] == ["pytorch", "tensorflow"]
     text = run_cli("analyze", str(LOGS / "pytorch_c_reserved.log"), str(LOGS / "tf2_fit.log")).stdout.decode()
     assert text.startswith("2 logs, each triaged on its own") and "== " in text
+
+
+def test_a_finished_analysis_does_not_load_the_validation_loop():
+    """Every normal exit is a SystemExit: the handler for stop signals must not import validate's loop
+    (and the runner, the timeline, the program readers) on the way out."""
+    probe = ("import sys; from oomtriage.cli import main; sys.argv = ['oomtriage', 'analyze', "
+             f"{str(LOGS / 'pytorch_d1_capacty.log')!r}, '-f', 'json'];\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "sys.stderr.write(repr(sorted(m for m in ('oomtriage.validate.loop', 'oomtriage.run', 'oomtriage.timeline', 'plotly') "
+             "if m in sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "[]"
