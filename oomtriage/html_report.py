@@ -65,7 +65,7 @@ def timeline_figure(timeline: "MemoryTimeline") -> Any:
     figure.add_trace(go.Scatter(x=x, y=[value / MIB for value in timeline.allocated], name="allocated", mode="lines",
                                 fill="tozeroy", line={"shape": "hv", "color": "#4e79a7", "width": 1.5},
                                 hovertemplate="event %{x}<br>allocated %{y:.1f} MiB<extra></extra>"))
-    shapes, annotations = [], []
+    shapes = []
     for span in _merged_phases(timeline):
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": span[0], "x1": span[1], "y0": 0, "y1": 1,
                        "fillcolor": PHASE_COLOURS.get(span[2], "#bab0ab"), "opacity": 0.08, "line": {"width": 0}, "layer": "below"})
@@ -92,7 +92,7 @@ def timeline_figure(timeline: "MemoryTimeline") -> Any:
     if timeline.steps:
         figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="optimizer step ends",
                                     line={"color": "#59a14f", "dash": "dot"}))
-    figure.update_layout(shapes=[*figure.layout.shapes, *shapes], annotations=[*figure.layout.annotations, *annotations],
+    figure.update_layout(shapes=[*figure.layout.shapes, *shapes],
                          xaxis_title="allocator event", yaxis_title="MiB", hovermode="x unified", height=420,
                          margin={"l": 60, "r": 20, "t": 30, "b": 50}, legend={"orientation": "h", "y": -0.2},
                          template="plotly_white")
