@@ -149,7 +149,7 @@ def _text(value: Any, limit: int = 300) -> str:
     return "?"
 
 
-def _size(value: Any) -> int:
+def byte_count(value: Any) -> int:
     """A byte count from snapshot data: a finite, non-negative number below 2**63, else 0."""
     if isinstance(value, bool):
         return 0
@@ -160,7 +160,7 @@ def _size(value: Any) -> int:
     return 0
 
 
-def _site(frames: Any, cache: dict[int, str]) -> str:
+def site_of_frames(frames: Any, cache: dict[int, str]) -> str:
     """The first frame that is the user's code, else the first frame at all (cached per shared list)."""
     if not isinstance(frames, list) or not frames:
         return "<no stack recorded>"
@@ -201,8 +201,8 @@ def digest_snapshot(snapshot: dict[str, Any], device: int | None = None) -> Snap
     cache: dict[int, str] = {}
     visits = 0
     for segment in segments:
-        reserved += _size(segment.get("total_size", 0))
-        active += _size(segment.get("active_size", 0))
+        reserved += byte_count(segment.get("total_size", 0))
+        active += byte_count(segment.get("active_size", 0))
         expandable = expandable or segment.get("is_expandable") is True
         blocks = segment.get("blocks")
         for block in blocks if isinstance(blocks, list) else []:
@@ -211,10 +211,10 @@ def digest_snapshot(snapshot: dict[str, Any], device: int | None = None) -> Snap
                 break
             if not isinstance(block, dict):
                 continue
-            size = _size(block.get("size", 0))
+            size = byte_count(block.get("size", 0))
             if block.get("state") == "active_allocated":
                 allocated += size
-                site = sites[_site(block.get("frames"), cache)]
+                site = sites[site_of_frames(block.get("frames"), cache)]
                 site[0] += size
                 site[1] += 1
             elif block.get("state") == "inactive":
@@ -233,8 +233,8 @@ def digest_snapshot(snapshot: dict[str, Any], device: int | None = None) -> Snap
         fragmentation=round(1 - largest_free / free_total, 4) if free_total else 0.0,
         expandable_segments=expandable or _setting_on(snapshot.get("allocator_settings"), "expandable_segments"),
         top_sites=[AllocationSite(location=location, bytes=size, count=count) for location, (size, count) in top],
-        oom_requested_bytes=_size(oom.get("size")) if oom else None,
-        oom_device_free_bytes=(_size(oom.get("device_free")) or None) if oom else None,
+        oom_requested_bytes=byte_count(oom.get("size")) if oom else None,
+        oom_device_free_bytes=(byte_count(oom.get("device_free")) or None) if oom else None,
         trace_entries=sum(len(trace) for trace in _traces(snapshot, device)),
     )
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from .collectors.snapshot import _site, _size
+from .collectors.snapshot import byte_count, site_of_frames
 from .models import AllocationSite, Model
 
 KINDS = ("parameters", "gradients", "optimizer state", "activations", "backward buffers", "optimizer step buffers",
@@ -65,9 +65,9 @@ def timeline_from_snapshot(snapshot: dict[str, Any], *, device: int = 0, max_poi
     if truncated:  # the trace starts mid-run: anchor its end to the segments the snapshot holds
         segments = [s for s in snapshot.get("segments") or [] if isinstance(s, dict) and s.get("device", device) == device]
         if not ours or ours.get("snapshot_at") != "oom":
-            offset_allocated = sum(_size(b.get("size")) for s in segments for b in s.get("blocks") or []
+            offset_allocated = sum(byte_count(b.get("size")) for s in segments for b in s.get("blocks") or []
                                    if isinstance(b, dict) and b.get("state") == "active_allocated") - allocated[-1]
-            offset_reserved = sum(_size(s.get("total_size")) for s in segments) - reserved[-1]
+            offset_reserved = sum(byte_count(s.get("total_size")) for s in segments) - reserved[-1]
             allocated = [value + max(0, offset_allocated) for value in allocated]
             reserved = [value + max(0, offset_reserved) for value in reserved]
     ooms = [i for i, entry in enumerate(trace) if entry.get("action") == "oom"]
@@ -75,9 +75,9 @@ def timeline_from_snapshot(snapshot: dict[str, Any], *, device: int = 0, max_poi
     held_at, moment = ("oom", ooms[-1]) if ooms else ("peak", peak_at)
     timeline = MemoryTimeline(
         source="simulated" if ours.get("simulated") else "snapshot",
-        capacity_bytes=_size(ours.get("capacity_bytes")) or None if ours else None,
+        capacity_bytes=byte_count(ours.get("capacity_bytes")) or None if ours else None,
         events=len(trace), peak_allocated_bytes=max(allocated), peak_reserved_bytes=max(reserved), peak_at=peak_at,
-        oom_at=ooms[-1] if ooms else None, oom_requested_bytes=_size(trace[ooms[-1]].get("size")) if ooms else None,
+        oom_at=ooms[-1] if ooms else None, oom_requested_bytes=byte_count(trace[ooms[-1]].get("size")) if ooms else None,
         steps=_steps(snapshot, trace), phases=_phases(ours.get("phases"), len(trace)), held_at=held_at, truncated=truncated)
     timeline.index, timeline.allocated, timeline.reserved = downsample(allocated, reserved, max_points)
     if not ours and ooms:
@@ -106,12 +106,16 @@ def _held_in_segments(timeline: MemoryTimeline, snapshot: dict[str, Any], device
             continue
         for block in segment.get("blocks") or []:
             if isinstance(block, dict) and block.get("state") == "active_allocated":
-                size = _size(block.get("size"))
-                site = by_site[_site(block.get("frames"), cache)]
+                size = byte_count(block.get("size"))
+                site = by_site[site_of_frames(block.get("frames"), cache)]
                 site[0] += size
                 site[1] += 1
                 by_kind[_kind_from_frames(block.get("frames"))] += size
                 timeline.held_bytes += size
+    _set_held(timeline, by_site, by_kind)
+
+
+def _set_held(timeline: MemoryTimeline, by_site: dict[str, list[int]], by_kind: dict[str, int]) -> None:
     top = sorted(by_site.items(), key=lambda item: item[1][0], reverse=True)[:TOP_SITES]
     timeline.held_by_site = [AllocationSite(location=location, bytes=size, count=count) for location, (size, count) in top]
     timeline.held_by_kind = dict(sorted(by_kind.items(), key=lambda item: -item[1]))
@@ -124,7 +128,7 @@ def _replay(trace: list[dict[str, Any]]) -> tuple[list[int], list[int], list[tup
     open_allocs: dict[int, int] = {}
     spans: list[tuple[int, int]] = []
     for index, entry in enumerate(trace):
-        action, size, address = entry.get("action"), _size(entry.get("size")), entry.get("addr")
+        action, size, address = entry.get("action"), byte_count(entry.get("size")), entry.get("addr")
         if action == "alloc":
             current_allocated += size
             open_allocs[address] = index
@@ -210,9 +214,9 @@ def _held(timeline: MemoryTimeline, trace: list[dict[str, Any]], spans: list[tup
         if not start <= moment < stop:
             continue
         entry = trace[start]
-        size = _size(entry.get("size"))
+        size = byte_count(entry.get("size"))
         held += size
-        site = by_site[_site(entry.get("frames"), cache)]
+        site = by_site[site_of_frames(entry.get("frames"), cache)]
         site[0] += size
         site[1] += 1
         kind = labels.get(str(start))
@@ -222,9 +226,7 @@ def _held(timeline: MemoryTimeline, trace: list[dict[str, Any]], spans: list[tup
             kind = _PHASE_KIND.get(phase, "other")
         by_kind[kind or _kind_from_frames(entry.get("frames"))] += size
     timeline.held_bytes = held
-    top = sorted(by_site.items(), key=lambda item: item[1][0], reverse=True)[:TOP_SITES]
-    timeline.held_by_site = [AllocationSite(location=location, bytes=size, count=count) for location, (size, count) in top]
-    timeline.held_by_kind = dict(sorted(by_kind.items(), key=lambda item: -item[1]))
+    _set_held(timeline, by_site, by_kind)
 
 
 def _kind_from_frames(frames: Any) -> str:

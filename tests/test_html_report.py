@@ -164,7 +164,7 @@ def test_a_large_history_renders_quickly_and_stays_small(tmp_path):
     page.write_text(html)
     loaded = load(page, tmp_path / "big.png")
     assert loaded.errors == [] and loaded.count(r'class="main-svg"') >= 3
-    print(f"100k events rendered in {elapsed:.2f} s")  # the target lives in bench/html.py
+    print(f"100k events rendered in {elapsed:.2f} s")  # the target lives in bench/html_report.py
 
 
 def test_user_text_is_escaped(tmp_path):

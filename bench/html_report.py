@@ -7,7 +7,7 @@
 2. Writing the page: ``render_html`` for a typical run's timeline (the fitting MLP run) and for a
    synthetic 100,000-event GPU history; time to build the timeline and to render, page size.
 
-Run: python3 bench/html.py [--runs 3]
+Run: python3 bench/html_report.py [--runs 3]
 """
 
 from __future__ import annotations
