@@ -188,7 +188,7 @@ def render_html(report: TriageReport | None = None, *, timeline: "MemoryTimeline
                 validation: "ValidationResult | None" = None, title: str = "oomtriage report", fragment: bool = False) -> str:
     """One HTML page; every part that has data is drawn. ``fragment``: without the page around it
     (a notebook cell's output), its styles scoped to the report."""
-    from .render import _footer, _headline
+    from .render import _footer, _headline, _verdict
 
     if report is None and validation is not None:
         report = validation.report
@@ -217,12 +217,6 @@ def render_html(report: TriageReport | None = None, *, timeline: "MemoryTimeline
         title=title, fragment=fragment, report=report, headline=_headline(report) if report else None, footer=_footer(report) if report else [],
         causes=causes, timeline=timeline, validation=validation, validated=validated, figures=figures,
         plotly_js=plotly_js() if figures else "")
-
-
-def _verdict(fix: Any) -> str:
-    from .render import _verdict as text_verdict
-
-    return text_verdict(fix)
 
 
 def _count_figure(counts: dict[str, int], axis_title: str, colour: str) -> Any:
