@@ -574,3 +574,84 @@ def test_a_large_request_from_state_or_weights_is_not_an_activation(code):
     causes = ranked(trace("step", code, sentence(req="6.00 GiB")))
     assert causes[0].id in ("optimizer_state", "checkpoint_loading")
     assert not any("activation" in item for cause in causes for item in cause.evidence if cause.id == "batch_too_large")
+
+
+# --- the job's own ranks, 32-bit floats, negated notes -------------------------------------------
+
+def _processes_message(*used: str) -> str:
+    listed = " ".join(f"Process {4000 + index} has {size} memory in use." for index, size in enumerate(used))
+    return ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of "
+            f"39.39 GiB of which 12.00 MiB is free. {listed} Including non-PyTorch memory, this process has 30.10 GiB "
+            "memory in use. Of the allocated memory 28.20 GiB is allocated by PyTorch, and 900.00 MiB is reserved by "
+            "PyTorch but unallocated.")
+
+
+def test_identical_small_processes_on_one_gpu_are_the_jobs_own_ranks():
+    text = _processes_message("1.02 GiB", "1.02 GiB", "1.03 GiB", "1.02 GiB", "1.01 GiB", "1.02 GiB", "1.02 GiB")
+    causes = ids(text)
+    assert causes[0] == "distributed_replication"
+    assert "set_device" in evidence_of(text, None, "distributed_replication")
+
+
+def test_two_alike_processes_are_ranks_only_in_a_distributed_job():
+    text = _processes_message("850.00 MiB", "870.00 MiB")
+    assert "distributed_replication" not in ids(text)[:1]
+    assert ids(text, "launched with torchrun on 2 GPUs, one process per GPU")[0] == "distributed_replication"
+
+
+def test_unlike_processes_are_someone_else():
+    text = _processes_message("6.00 GiB", "1.10 GiB", "2.50 GiB")
+    assert ids(text)[0] != "distributed_replication"
+
+
+@pytest.mark.parametrize("note", [
+    "memory rises with every test image until it fails",
+    "GPU usage keeps growing batch after batch while evaluating",
+    "running inference over the dataset, memory climbs steadily and then OOMs",
+])
+def test_growth_in_evaluation_is_outputs_kept_across_batches(note):
+    top3 = ids("RuntimeError: CUDA out of memory.", note)[:3]
+    assert "graph_retained" in top3 and "missing_no_grad" in top3
+
+
+@pytest.mark.parametrize("note", [
+    "the model is loaded in fp32",
+    "I run it with --no-half because of black images",
+    "weights stay float32, the default dtype",
+    "inference in full precision on a 12 GB card",
+    "the pipeline uses torch.float for everything",
+])
+def test_a_note_that_says_32_bit_floats(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "full_precision"
+
+
+@pytest.mark.parametrize("note", ["I already use fp16", "loaded with torch_dtype=torch.bfloat16", "it runs in half precision now"])
+def test_half_precision_is_not_full_precision(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.low_precision
+
+
+def test_generative_inference_whose_tensors_fill_the_card_suggests_fp32_weights():
+    text = sentence(req="40.00 MiB", total="11.00 GiB", free="30.00 MiB", alloc="10.20 GiB", unalloc="100.00 MiB")
+    note = "running a text-to-image diffusion pipeline's inference script on one GPU"
+    assert "full_precision" in ids(text, note)[:3]
+    assert "full_precision" not in ids(text, note + " with torch_dtype=torch.float16")[:3]
+    # Training is not inference: its memory is gradients and optimizer state as much as weights.
+    assert "full_precision" not in ids(text, "fine-tuning a diffusion model")[:2]
+
+
+@pytest.mark.parametrize("note", [
+    "nvidia-smi shows no other process on the GPU",
+    "there is no other job on this card",
+    "I am not running any other program",
+])
+def test_a_denied_other_process_is_no_other_process(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.other_process_hint
+
+
+def test_free_memory_just_above_the_request_is_not_room():
+    barely = sentence(req="20.00 MiB", total="10.73 GiB", free="20.06 MiB", alloc="9.87 GiB", unalloc="10.00 MiB")
+    plenty = sentence(req="1.00 GiB", total="10.73 GiB", free="6.00 GiB", alloc="3.00 GiB", unalloc="10.00 MiB")
+    assert "framework_bug" not in ids(barely)[:3]
+    assert "framework_bug" in ids(plenty)[:2]

@@ -117,7 +117,10 @@ _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|tr
 _FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ed|ing)? (?:a|an|the)\b|"
                   r"full-parameter|from scratch|\bfine-?tun\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
 _LORA = r"\blora\b|\bqlora\b|\bpeft\b|adapter"
-_LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
+# What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
+_FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[- ]precision|single[- ]precision|--no-half\b|"
+                   r"--precision[= ]full|\bno-half\b|32[- ]bit (?:floats?|weights|precision)|\bin fp ?32\b")
+_LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
                   r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
 _ADAM = r"\badam\w*"
 _HF_TRAINER_EVAL = r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)"
@@ -154,6 +157,7 @@ class Signals:
     full_finetune: bool = False
     lora: bool = False
     low_precision: bool = False
+    full_precision_said: bool = False
     uses_adam: bool = False
     hf_trainer_eval: bool = False
     tensorflow_with_jax: bool = False
@@ -172,6 +176,27 @@ class Signals:
 def _search(pattern: str, text: str) -> re.Match[str] | None:
     # Nothing to read, nothing to compile: compiling these patterns is most of a note-less run's cost.
     return re.search(pattern, text, re.IGNORECASE) if text and not text.isspace() else None
+
+
+# A negation just before a match in the same clause says the opposite ("nvidia-smi shows no other
+# process", "without fp16", "memory does not keep growing").
+_NEGATION = re.compile(r"\b(?:no|not|never|without|none|nothing|nor)\b|n't\b|\bnon-", re.IGNORECASE)
+# Signals whose pattern names a thing that a negation in front of it denies.
+_NEGATABLE = {"other_process_hint", "growth", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
+
+
+def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` that no negation in its clause denies."""
+    if not text or text.isspace():
+        return None
+    for match in re.finditer(pattern, text, re.IGNORECASE):
+        before = text[max(0, match.start() - 30):match.start()]
+        clause = re.split(r"[,;.:!?()]|\b(?:but|although|though|while|and)\b", before)[-1]
+        # A negation inside the match counts when it stands as a word ("shows no other process"),
+        # not as part of a flag ("--no-half").
+        if not _NEGATION.search(clause) and not re.search(r"(?:^|\s)(?:no|not|never|without|none|nothing)\s", match.group(0), re.IGNORECASE):
+            return match
+    return None
 
 
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12, "trillion": 1e12}
@@ -403,11 +428,11 @@ def read_signals(context: TriageContext) -> Signals:
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note), "lora": (_LORA, note),
-        "low_precision": (_LOW_PRECISION, note), "uses_adam": (_ADAM, everything),
+        "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
-        match = _search(pattern, text)
+        match = _affirmed_search(pattern, text) if name in _NEGATABLE else _search(pattern, text)
         if match:
             setattr(signals, name, True)
             signals.evidence[name] = match.group(0)

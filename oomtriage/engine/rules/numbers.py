@@ -56,9 +56,34 @@ def repeated_work(data: RuleInput) -> Iterator[Vote]:
                    "cached blocks sized for the earlier shapes do not fit the new ones.")
 
 
+def sibling_processes(data: RuleInput) -> list[int]:
+    """Other processes on this device that each hold about the same small amount: the footprint of
+    one program's CUDA context (plus a few tensors) repeated, i.e. the job's own other ranks or
+    workers, each of which touched this device (no ``torch.cuda.set_device(local_rank)``, a default
+    ``cuda:0``, ``torch.load`` without ``map_location``)."""
+    error = data.context.error
+    if error is None:
+        return []
+    others = sorted(process.used_bytes for process in error.processes if not process.is_self and process.used_bytes)
+    small = [used for used in others if used <= 3 * GIB]
+    if len(small) < 2:
+        return []
+    median = small[len(small) // 2]
+    alike = [used for used in small if abs(used - median) <= 0.15 * median]
+    many = len(alike) >= 3 or (len(alike) >= 2 and data.signals.distributed)
+    return alike if many and len(alike) >= 0.6 * len(others) else []
+
+
 @rule
 def other_processes(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals
+    siblings = sibling_processes(data)
+    if siblings:
+        yield Vote("distributed_replication", 0.75 if len(siblings) >= 3 else 0.6,
+                   f"{len(siblings)} other processes each hold about {format_size(siblings[len(siblings) // 2])} of this GPU: "
+                   "the same footprint repeated is the job's own other ranks or workers, each of which created its CUDA "
+                   "context (and tensors) on this device instead of its own (set torch.cuda.set_device(local_rank) first).")
+        yield Vote("other_process_or_device", -0.35, "The other processes are copies of this job, not someone else's.")
     if n.other_processes and n.total and n.other_processes > max(GIB, 0.1 * n.total):
         yield Vote("other_process_or_device", 0.55 + 0.3 * min(1.0, n.other_processes / n.total),
                    f"Other processes held {format_size(n.other_processes)} ({n.other_processes / n.total:.0%} of the GPU).")
@@ -75,7 +100,10 @@ def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
     a cap, a driver or build limit, or an allocator bug, not the workload."""
     n, signals = data.numbers, data.signals
     capped = bool(n.allowed and n.total and n.allowed < 0.9 * n.total)  # the cap explains it (rule memory_cap)
-    reported_free = n.requested is not None and n.free is not None and n.requested <= n.free and not capped
+    # Free memory only just above the request is no evidence of room: the allocator rounds the
+    # request up to its block and segment sizes, and the driver maps memory in pages of its own.
+    margin = max(256 * 1024**2, 0.02 * (n.capacity or 0))
+    reported_free = n.requested is not None and n.free is not None and n.requested + margin <= n.free and not capped
     if reported_free:
         yield Vote("framework_bug", 0.45, f"The driver reported {format_size(n.free)} free, more than the "
                    f"{format_size(n.requested)} requested, and the allocation still failed.")

@@ -39,7 +39,13 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     yield Vote("missing_no_grad", 0.45 if big_request or signals.long_input else 0.6, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.growth:
-        yield Vote("missing_no_grad", 0.45, f'Memory grew batch after batch in evaluation ("{signals.evidence["growth"]}").')
+        # Without no_grad each batch's graph is freed when its outputs are rebound; memory that grows
+        # batch after batch is outputs kept across batches, with their graphs (no no_grad) or without.
+        said = signals.evidence["growth"]
+        yield Vote("missing_no_grad", 0.45, f'Memory grew batch after batch in evaluation ("{said}").')
+        yield Vote("graph_retained", 0.45, "Outputs kept across evaluation batches (for display, metrics, a list) "
+                   "without .detach() keep each batch's whole autograd graph alive.")
+        yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
     yield Vote("batch_too_large", 0.3, "Evaluation batch sizes are often set larger than training ones.")
 

@@ -88,6 +88,34 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def precision(data: RuleInput) -> Iterator[Vote]:
+    """32-bit floats take 4 bytes per weight, activation and gradient where bf16/fp16 take 2. PyTorch
+    builds modules in fp32 and many pipelines keep that dtype unless told otherwise, so inference of
+    a large generative model whose weights fill the card is, by default, inference in fp32."""
+    signals, n = data.signals, data.numbers
+    if signals.full_precision_said:
+        said = signals.evidence["full_precision_said"]
+        # Failing while the weights are loaded in fp32 is the weights being twice their half size.
+        weight = 0.35 if signals.low_precision else 0.8 if signals.phase == "loading" else 0.7
+        yield Vote("full_precision", weight, f'The model runs in 32-bit floats ("{said}"): '
+                   "every weight and activation takes twice what bf16/fp16 (or autocast) needs.")
+        return
+    training = signals.full_finetune or signals.lora or signals.phase in ("training", "optimizer_setup")
+    generative = signals.domains & {"diffusion", "llm"}
+    if not generative or training or signals.low_precision or signals.weight_bytes is not None or signals.serving_engine:
+        return
+    if data.framework not in ("pytorch", "unknown") or signals.phase not in ("generation", "evaluation", "unknown"):
+        return
+    filled = bool(n.allocated and n.capacity and n.allocated > 0.6 * n.capacity)
+    small_request = bool(n.requested and n.capacity and n.requested < 0.1 * n.capacity)
+    if filled and small_request:
+        yield Vote("full_precision", 0.45 if "diffusion" in generative else 0.3,
+                   f"Inference of a generative model whose live tensors fill {n.allocated / n.capacity:.0%} of the device "
+                   "while asking for little more, and no dtype was given: weights left in PyTorch's default fp32 take twice "
+                   "the memory of fp16/bf16.")
+
+
+@rule
 def vocabulary(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
     shape = error.tensor_shape if error else None
@@ -171,7 +199,10 @@ _PRIORS: dict[tuple[str, str], list[tuple[str, float]]] = {
     ("pytorch", "training"): [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("graph_retained", 0.1),
                               ("full_precision", 0.1)],
     ("pytorch", "evaluation"): [("batch_too_large", 0.2), ("input_size_too_large", 0.2), ("reference_leak", 0.1)],
-    ("pytorch", "generation"): [("kv_cache_or_generation", 0.3), ("model_too_large", 0.2), ("batch_too_large", 0.15)],
+    # PyTorch builds modules in fp32 and many loaders keep that dtype: inference of a large model in
+    # full precision is as common a story as its KV cache.
+    ("pytorch", "generation"): [("kv_cache_or_generation", 0.3), ("model_too_large", 0.2), ("full_precision", 0.15),
+                                ("batch_too_large", 0.12)],
     ("pytorch", "loading"): [("checkpoint_loading", 0.3), ("model_too_large", 0.3), ("full_precision", 0.1)],
     ("pytorch", "unknown"): [("batch_too_large", 0.25), ("input_size_too_large", 0.15), ("full_precision", 0.12),
                              ("graph_retained", 0.1)],
