@@ -655,3 +655,36 @@ def test_free_memory_just_above_the_request_is_not_room():
     plenty = sentence(req="1.00 GiB", total="10.73 GiB", free="6.00 GiB", alloc="3.00 GiB", unalloc="10.00 MiB")
     assert "framework_bug" not in ids(barely)[:3]
     assert "framework_bug" in ids(plenty)[:2]
+
+
+@pytest.mark.parametrize(("note", "phase"), [
+    ("Testing the trained model gives CUDA out of memory.", "evaluation"),
+    ("Running inference with a pretrained checkpoint on a folder of images fails.", "evaluation"),
+    ("Predicting with my fine-tuned model runs out of memory.", "evaluation"),
+    ("torch.load of the saved model fails.", "loading"),
+    ("The dataloader workers get killed.", "data_loading"),
+    ("We trained it for a day before the OOM.", "training"),
+])
+def test_note_phase_reads_what_is_run_not_how_it_was_made(note, phase):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.phase == phase
+
+
+@pytest.mark.parametrize(("note", "flag"), [
+    ("usage slowly grows during training", "growth"),
+    ("it works for 3 epochs and then OOMs", "growth"),
+    ("after ~2000 iterations it runs out of memory", "growth"),
+    ("VRAM usage accumulates over the epoch", "growth"),
+    ("OOM right at the beginning of training", "immediate"),
+    ("it fails before a single step completes", "immediate"),
+    ("nvidia-smi shows a zombie process holding 10 GB", "other_process_hint"),
+    ("a previous run is still holding the memory", "other_process_hint"),
+    ("worked fine last month, now fails", "upgrade_regression"),
+])
+def test_note_signals_in_more_wordings(note, flag):
+    assert getattr(read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)), flag)
+
+
+@pytest.mark.parametrize("note", ["memory does not grow over time, it fails at once", "the memory never increases"])
+def test_denied_growth_is_no_growth(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).growth

@@ -36,13 +36,15 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     ("loading", r"\bresum(?:e|ing|ed)\b|\brestor(?:e|ing|ed)\b|\breload(?:ing|ed)?\b|"
                 r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
                 r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
-                r"from_pretrained|(?:fail|crash|die)\w* (?:while|when) load"),
+                r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load"),
     ("generation", r"\bgenerat(?:e|es|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
                    r"\binference (?:server|engine)|\bsampl(?:e|es|ing)\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
-                   r"\btest\.py\b|\btest script\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
+                   r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b"),
-    ("training", r"\btrain(?:ing|s|ed)?\b|\bfine-?tun|\bpre-?train|\bfit\b|\bbackward\b|\bforward pass\b"),
+    # "the trained model", "a pretrained / fine-tuned checkpoint" describe what is run, not training.
+    ("training", r"\btrain(?:ing|s)?\b|(?:I|we|was|were|is|are|been|being|have|has|had|get|gets) (?:\w+ )?trained\b|"
+                 r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
             r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
@@ -55,7 +57,13 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"partway|part-way|mid-?(?:training|epoch|run|way)|midway|"
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
-           r"(?:rising|rose|grew|growing|goes) from")
+           r"(?:rising|rose|grew|growing|goes) from|"
+           # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
+           r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
+           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up)\b|"
+           r"(?:works?|runs?|ran|trains?|trained|goes|went|is fine) (?:fine |well |ok |normally )?for (?:about |around |~ ?)?"
+           r"\d[\d,]* (?:epochs?|iterations?|steps?|batches|hours?|minutes?)|"
+           r"after (?:~ ?|around |roughly |approximately |over |more than )\d[\d,.]*k? (?:\w+ )?(?:epochs?|iterations?|steps?|batches)")
 # The script already drops its tensors and empties the cache every iteration: memory that still
 # grows is not held by the script's references.
 _FREES_EVERY_STEP = (r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?:[\w/]+(?:, | and | ?/ ?)){0,4}[\w/]+ "
@@ -65,7 +73,8 @@ _FREES_EVERY_STEP = (r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?
 # "the first step after evaluation" is not "at once": the run got through training and an evaluation.
 _IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b(?! (?:after|following|once))|"
               r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:start-?up|the start|launch)|during (?:start-?up|initiali[sz]ation)|"
-              r"before any|right after (?:start|launch)|very first")
+              r"before any|right after (?:start|launch)|very first|at the (?:very )?(?:beginning|start)\b|"
+              r"before (?:a single|the first|one) (?:training )?(?:step|iteration|batch|epoch)")
 # --- what the user tried and what changed -------------------------------------------------------
 _SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|even with|also with|still \w+ with|tried)"
 _DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:help|change|fix|work|matter|solve)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
@@ -82,12 +91,15 @@ _VERSION_CHANGE = (r"(?:after|since|when) (?:upgrad|updat|pull|moving to|switchi
                    r"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){0,3}(?:on|under|with|in|before) (?:version |v|release |commit )?[\w.-]*\d|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bregress\w*|\bbisect\w*|"
                    r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
-                   r"(?:used to|would) (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)")
+                   r"(?:used to|would) (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
+                   r"(?:worked|ran|was fine|were fine|fit|fitted)[^.;]{0,20}\b(?:last (?:week|month|year)|yesterday)")
 _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?:\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
-                  r"(?:held|used|taken|occupied) by (?:another|other|someone)")
+                  r"(?:held|used|taken|occupied) by (?:another|other|someone)|zombie|orphan\w* process|"
+                  r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
+                  r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
@@ -192,9 +204,9 @@ def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
     for match in re.finditer(pattern, text, re.IGNORECASE):
         before = text[max(0, match.start() - 30):match.start()]
         clause = re.split(r"[,;.:!?()]|\b(?:but|although|though|while|and)\b", before)[-1]
-        # A negation inside the match counts when it stands as a word ("shows no other process"),
-        # not as part of a flag ("--no-half").
-        if not _NEGATION.search(clause) and not re.search(r"(?:^|\s)(?:no|not|never|without|none|nothing)\s", match.group(0), re.IGNORECASE):
+        # A negation among the match's first words counts when it stands as a word ("nvidia-smi
+        # shows no other process"), not as part of a flag ("--no-half").
+        if not _NEGATION.search(clause) and not re.match(r"(?:\S+\s+){0,3}(?:no|not|never|without|none|nothing)\s", match.group(0), re.IGNORECASE):
             return match
     return None
 
@@ -330,8 +342,10 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     sentences = [_without_what_went_well(sentence) for sentence in sentences]
     note = " ".join(sentences)
     failing = [sentence for sentence in sentences if _search(_FAILURE_WORDS, sentence)]
-    for scope in [*failing, note]:
-        whole_note = scope is note and len(failing) > 0
+    scopes = [*failing, note]
+    for index, scope in enumerate(scopes):
+        # By position, not identity: " ".join of one sentence is that very string object.
+        whole_note = index == len(scopes) - 1 and len(failing) > 0
         for where in re.finditer(_WHERE, scope, re.IGNORECASE):
             for phase, pattern in _PHASE_NOTE_PATTERNS:
                 if whole_note and phase in _NOTE_ONLY_IN_FAILURE:
