@@ -36,6 +36,16 @@ def capacity_of_gpu(name: str) -> int | None:
     return None
 
 
+# Cards people name by number alone ("on a 4090", "my 3060 Ti"), and the one-digit data-centre
+# cards. A bare number needs an article or a count before it and no resolution after it ("1080p",
+# "1920x1080").
+_BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|dual|\d ?x) ((?:[234]0[5-9]0|1[06-9][5-8]0)(?: Ti| SUPER)?)\b(?!\s?(?:x|×|p\b))|"
+                       r"\b([TL]4|A2|A10G?)\b", re.IGNORECASE)
+
+
 def find_gpu_name(text: str) -> str | None:
     match = GPU_NAME.search(text)
-    return match.group(0).strip() if match else None
+    if match:
+        return match.group(0).strip()
+    bare = _BARE_GPU.search(text)
+    return (bare.group(1) or bare.group(2)) if bare else None

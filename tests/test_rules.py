@@ -688,3 +688,22 @@ def test_note_signals_in_more_wordings(note, flag):
 @pytest.mark.parametrize("note", ["memory does not grow over time, it fails at once", "the memory never increases"])
 def test_denied_growth_is_no_growth(note):
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).growth
+
+
+@pytest.mark.parametrize(("note", "name", "value"), [
+    ("a 7-billion-parameter model", "param_count", 7e9),
+    ("on a 4090", "note_gpu_capacity", 24e9),
+    ("Colab's free T4", "note_gpu_capacity", 16e9),
+    ("my 3060 Ti", "note_gpu_capacity", 8e9),
+    ("bs=32", "batch_size", 32),
+    ("4k context", "seq_len", 4096),
+    ("two RTX 3090s", "gpu_count", 2),
+])
+def test_workload_numbers_in_more_wordings(note, name, value):
+    got = getattr(read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)), name)
+    assert got is not None and abs(got - value) <= 0.1 * value
+
+
+@pytest.mark.parametrize("note", ["images of 1920x1080", "a 1080p video", "the year 2080 model"])
+def test_a_bare_number_is_not_a_gpu(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity is None

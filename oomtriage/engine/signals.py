@@ -224,7 +224,7 @@ def _number(text: str) -> float:
 
 def _param_count(text: str) -> float | None:
     """Model size as people write it: "7B", "13b", "1.1 billion parameters", "350M params", "GPT-J-6B"."""
-    spelled = _search(r"(\d+(?:\.\d+)?)\s?(billion|million)\s+(?:\w+ )?param", text)
+    spelled = _search(r"(\d+(?:\.\d+)?)[\s-]?(billion|million)[\s-]+(?:\w+ )?param", text)
     if spelled:
         return _number(spelled.group(1) + spelled.group(2))
     counted = _search(r"(\d[\d,]{6,})\s+(?:trainable )?param", text)
@@ -251,12 +251,12 @@ def _weight_bytes(text: str) -> float | None:
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
+    batch = _search(r"\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
-        signals.batch_size = int(batch.group(1))
+        signals.batch_size = int(batch.group(1) or batch.group(2))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
                   r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
-        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+)[kK][- ]context", note)
+        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note)
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
@@ -287,7 +287,7 @@ def read_numbers(note: str, signals: Signals) -> None:
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
         signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
     count = _search(r"\b(\d+)\s?x\s?(?:[A-Z]|\d{2} ?GB)", note) or \
-        _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:(?!GB\b)[\w-]+ ){0,3}(?:GPUs|cards|V100s|A100s|H100s|A800s|ranks|devices|chips)", note) \
+        _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:(?!GB\b)[\w-]+ ){0,3}(?:GPUs|cards|[A-Z]?\d{2,4}s|ranks|devices|chips)\b", note) \
         or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?|tp_size)[ =_]*(\d+)\b", note)
     if count:
         words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
