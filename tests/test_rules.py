@@ -707,3 +707,70 @@ def test_workload_numbers_in_more_wordings(note, name, value):
 @pytest.mark.parametrize("note", ["images of 1920x1080", "a 1080p video", "the year 2080 model"])
 def test_a_bare_number_is_not_a_gpu(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity is None
+
+
+# --- the allocator's settings, one GPU heavier than the others, gathering to save ----------------
+
+@pytest.mark.parametrize("note", [
+    "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True fixed it",
+    "with max_split_size_mb=512 the run works",
+    "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and the error goes away",
+])
+def test_an_allocator_setting_that_helped_is_fragmentation(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+def test_an_allocator_setting_that_did_not_help_is_not_fragmentation():
+    text = sentence(req="2.00 GiB", free="500.00 MiB", alloc="18.00 GiB", unalloc="3.00 GiB")
+    def confidence(note):
+        return next(cause.confidence for cause in ranked(text, note) if cause.id == "fragmentation")
+
+    assert ids(text)[0] == "fragmentation"
+    assert confidence("I tried max_split_size_mb:128 but it did not help") <= confidence(None) - 0.2
+
+
+def test_a_large_idle_cache_despite_expandable_segments_is_a_setting_not_taking_effect():
+    text = sentence(req="1.00 GiB", free="300.00 MiB", alloc="19.00 GiB", unalloc="3.50 GiB")
+    note = "running with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True exported in the launcher"
+    assert "framework_bug" in ids(text, note)[:2]
+    assert "did not take effect" in evidence_of(text, note, "framework_bug")
+
+
+@pytest.mark.parametrize("note", ["it looks like fragmentation to me", "reserved memory is much larger than allocated"])
+def test_fragmentation_in_the_note(note):
+    assert "fragmentation" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+def test_an_idle_cache_larger_than_a_large_request_is_fragmentation_evidence():
+    text = sentence(req="600.00 MiB", total="15.77 GiB", free="500.00 MiB", alloc="14.20 GiB", unalloc="800.00 MiB")
+    small = sentence(req="20.00 MiB", total="15.77 GiB", free="10.00 MiB", alloc="15.20 GiB", unalloc="30.00 MiB")
+    assert "fragmentation" in ids(text)[:2]
+    assert "fragmentation" not in ids(small)[:3]
+
+
+@pytest.mark.parametrize("note", [
+    "training on 4 GPUs with DDP, GPU 0 uses far more memory than the others and runs out",
+    "with torchrun on 8 GPUs only rank 0 runs out of memory",
+    "multi-GPU training: the memory is unbalanced, the first GPU fills up while the other GPUs use half",
+])
+def test_one_gpu_heavier_than_the_others(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_data_parallel_gathers_on_gpu_zero():
+    note = "wrapping the model in nn.DataParallel over 2 GPUs and training"
+    assert "distributed_replication" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+    assert "gathers" in evidence_of("RuntimeError: CUDA out of memory.", note, "distributed_replication")
+
+
+@pytest.mark.parametrize("note", [
+    "FSDP training on 8 GPUs works, but it runs out of memory when saving the checkpoint",
+    "with DeepSpeed ZeRO-3 the OOM happens in save_model at the end of the epoch",
+])
+def test_saving_a_sharded_model_gathers_it_on_one_rank(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_saving_mentioned_outside_the_failure_is_not_where_it_failed():
+    note = "I save the checkpoint every epoch. Training on 2 GPUs with DDP fails in the first epoch with OOM."
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).saving

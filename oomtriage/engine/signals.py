@@ -108,6 +108,19 @@ _CPU_MODE = r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcp
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
+# The allocator's own settings against fragmentation, and whether the note says they helped.
+_ALLOCATOR_SETTING = r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF"
+_HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away)\b"
+_FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
+                       r"than (?:the )?allocated|(?:gap|difference) between (?:reserved|cached) and allocated")
+# One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
+_RANK0_HEAVY = (r"(?:gpu|rank|device|cuda:?) ?0\b[^.;]{0,60}?\b(?:more|higher|larger|most|fills? up|full)\b|"
+                r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
+                r"(?:first|main|master) (?:gpu|rank|device) (?:\w+ ){0,3}(?:more|higher|full|fills?|runs? out)|"
+                r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+_DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
+_SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
+           r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
                     r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about )?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"
@@ -170,6 +183,12 @@ class Signals:
     lora: bool = False
     low_precision: bool = False
     full_precision_said: bool = False
+    allocator_setting: bool = False
+    allocator_setting_helped: bool | None = None  # None: used or named, and the note does not say how it went
+    fragmentation_said: bool = False
+    rank0_heavy: bool = False
+    data_parallel: bool = False
+    saving: bool = False
     uses_adam: bool = False
     hf_trainer_eval: bool = False
     tensorflow_with_jax: bool = False
@@ -194,7 +213,7 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 # process", "without fp16", "memory does not keep growing").
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|nothing|nor)\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
-_NEGATABLE = {"other_process_hint", "growth", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
+_NEGATABLE = {"other_process_hint", "growth", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -423,6 +442,23 @@ def read_runtime(context: TriageContext, signals: Signals) -> None:
             signals.evidence["growth"] = f"{steps} optimizer steps completed before the OOM"
 
 
+def _failing_sentences(note: str) -> str:
+    """The note's sentences that say the run failed (what they name is where it failed)."""
+    return " ".join(sentence for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|\n", note) if _search(_FAILURE_WORDS, sentence))
+
+
+def _setting_helped(note: str) -> bool | None:
+    """Did the allocator setting the note names help? Read in the sentence that names it."""
+    for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|\n", note):
+        if not _search(_ALLOCATOR_SETTING, sentence):
+            continue
+        if _search(_DID_NOT_HELP, sentence) or _search(r"\beven with\b|\balready\b|\bstill\b", sentence):
+            return False
+        if _affirmed_search(_HELPED, sentence):
+            return True
+    return None
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = context.note or ""
     frames = frame_text(context)
@@ -442,7 +478,9 @@ def read_signals(context: TriageContext) -> Signals:
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note), "lora": (_LORA, note),
-        "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "uses_adam": (_ADAM, everything),
+        "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "data_parallel": (_DATA_PARALLEL, everything),
+        "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
@@ -450,6 +488,8 @@ def read_signals(context: TriageContext) -> Signals:
         if match:
             setattr(signals, name, True)
             signals.evidence[name] = match.group(0)
+    if signals.allocator_setting:
+        signals.allocator_setting_helped = _setting_helped(note)
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"

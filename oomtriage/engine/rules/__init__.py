@@ -1,6 +1,6 @@
 """The rule registry. A rule reads the facts and signals and votes for causes with a weight and
 the evidence behind it; ``oomtriage.engine.rank`` combines the votes. Rules live in themed modules
-(``messages``, ``numbers``, ``phases``, ``workload``, ``code``, ``sites``, ``live``); adding a rule is adding one function."""
+(``messages``, ``numbers``, ``phases``, ``workload``, ``code``, ``sites``, ``live``, ``distributed``); adding a rule is adding one function."""
 
 from __future__ import annotations
 
@@ -41,6 +41,6 @@ def rule(function: Rule) -> Rule:
 
 
 def all_rules() -> list[Rule]:
-    from . import code, live, messages, numbers, phases, sites, workload  # noqa: F401  (registration)
+    from . import code, distributed, live, messages, numbers, phases, sites, workload  # noqa: F401  (registration)
 
     return RULES

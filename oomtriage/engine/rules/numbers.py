@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from oomtriage.sizes import format_size
@@ -28,12 +29,38 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
         strength = 0.75 if share >= 0.25 else 0.55 if share >= 0.1 else 0.3 if share >= 0.05 else 0.15
         if n.unallocated < 2 * n.requested:
             strength -= 0.1
+        if n.unallocated >= n.requested >= 128 * 1024**2:
+            # The idle cache alone held more than a large request: one contiguous block of it would
+            # have served the request without asking the driver at all.
+            strength = max(strength, 0.5)
         yield Vote("fragmentation", strength, f"{format_size(n.unallocated)} was reserved but unallocated and "
                    f"{format_size(n.free)} free, together more than the {format_size(n.requested)} requested, yet no "
                    "block was large enough: the cache is fragmented.")
     elif n.reserved and n.unallocated > 0.3 * n.reserved and n.unallocated > GIB:
         yield Vote("fragmentation", 0.45, f"{format_size(n.unallocated)} ({n.unallocated / n.reserved:.0%} of "
                    "PyTorch's reservation) sat unused in the cache.")
+
+
+@rule
+def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
+    """expandable_segments and max_split_size_mb change nothing but how the cache is carved into
+    blocks: an OOM they make go away was fragmentation; one that survives them was not (or the
+    setting never took effect: it is read once, when CUDA is first used)."""
+    signals, n = data.signals, data.numbers
+    if signals.allocator_setting_helped is True:
+        yield Vote("fragmentation", 0.8, "An allocator setting that only changes how the cache is split into blocks "
+                   f'made it work ("{signals.evidence["allocator_setting"]}"): the memory was there, in pieces.')
+    elif signals.allocator_setting:
+        if signals.allocator_setting_helped is False:
+            yield Vote("fragmentation", -0.5, f'The allocator\'s anti-fragmentation setting did not help ("{signals.evidence["allocator_setting"]}").')
+        if n.unallocated and n.capacity and n.unallocated > 0.08 * n.capacity and \
+                re.search(r"expandable[_ ]segments\W{0,3}(?:true|1|on)|expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", data.context.note or "", re.IGNORECASE):
+            yield Vote("framework_bug", 0.55, f"With expandable segments the cache should not hold {format_size(n.unallocated)} "
+                       "reserved but unallocated: the setting did not take effect (set after CUDA was first used, misspelled, "
+                       "or ignored by this version).")
+            yield Vote("fragmentation", -0.3, "Expandable segments let unused cache pages serve a request of any size.")
+    if signals.fragmentation_said:
+        yield Vote("fragmentation", 0.45, f'The note says "{signals.evidence["fragmentation_said"]}".')
 
 
 @rule

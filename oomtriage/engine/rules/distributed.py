@@ -1,0 +1,34 @@
+"""Rules on multi-GPU runs: one GPU holding more than its share, and full copies gathered on one rank."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from . import RuleInput, Vote, rule
+
+
+@rule
+def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
+    """Every GPU of a data-parallel job should hold about the same; one that holds more is doing
+    the others' work too (DataParallel's scatter/gather on GPU 0, every rank's context or loaded
+    tensors on cuda:0, the loss or metrics computed on one device)."""
+    signals = data.signals
+    multi = signals.distributed or (signals.gpu_count or 0) > 1 or signals.data_parallel
+    if signals.rank0_heavy and multi:
+        yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
+                   "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
+    if signals.data_parallel and signals.gpu_count != 1:
+        yield Vote("distributed_replication", 0.45, "nn.DataParallel copies the model from GPU 0 every step and gathers all "
+                   "outputs (and computes the loss) there, so GPU 0 needs more than the others; DistributedDataParallel "
+                   "balances the load.")
+
+
+@rule
+def gathered_for_saving(data: RuleInput) -> Iterator[Vote]:
+    """Saving a sharded model (FSDP, ZeRO-3) gathers the full state dict, by default on one rank's
+    GPU: the whole model in one place, which is what sharding was avoiding."""
+    signals = data.signals
+    if signals.saving and (signals.fsdp or signals.zero_stage or signals.distributed):
+        yield Vote("distributed_replication", 0.6, f'It failed while saving ("{signals.evidence["saving"]}") in a sharded or '
+                   "multi-GPU run: the full state dict is gathered on one rank's GPU (offload it to the CPU, rank 0 only, or "
+                   "save sharded).")
