@@ -774,3 +774,20 @@ def test_saving_a_sharded_model_gathers_it_on_one_rank(note):
 def test_saving_mentioned_outside_the_failure_is_not_where_it_failed():
     note = "I save the checkpoint every epoch. Training on 2 GPUs with DDP fails in the first epoch with OOM."
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).saving
+
+
+def test_a_model_that_fits_twice_over_failing_to_load_is_the_loading():
+    text = sentence(req="500.00 MiB", total="23.65 GiB", free="200.00 MiB", alloc="21.50 GiB", unalloc="300.00 MiB")
+    small = "loading the weights of a 1.3B model from_pretrained on a 24 GB card fails"
+    huge = "loading the weights of a 13B model from_pretrained on a 24 GB card fails"
+    assert ids(text, small)[0] == "checkpoint_loading"
+    assert ids(text, huge)[0] in ("model_too_large", "full_precision")
+
+
+def test_the_loaders_placement_options_in_the_note():
+    assert ids("RuntimeError: CUDA out of memory.", "loading the model weights fails; should I pass map_location?")[0] == "checkpoint_loading"
+
+
+def test_every_rank_loading_its_own_copy():
+    note = "with torchrun on 4 GPUs, each process calls torch.load on the pretrained weights and loading fails"
+    assert "distributed_replication" in ids("RuntimeError: CUDA out of memory.", note)[:3]

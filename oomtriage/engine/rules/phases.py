@@ -131,11 +131,38 @@ def loading(data: RuleInput) -> Iterator[Vote]:
         if signals.only_multi_gpu:
             yield Vote("distributed_replication", 0.7, f'Single-GPU runs are fine ("{signals.evidence["only_multi_gpu"]}"): the extra memory comes from the other ranks.')
     else:
-        yield Vote("model_too_large", 0.65, f"It failed while the model's weights were loaded ({signals.phase_source}).")
-        yield Vote("checkpoint_loading", 0.4, "Loaders can hold a second copy of the weights while loading "
-                   "(no low_cpu_mem_usage / device_map).")
+        weights = _weights_bytes(signals)
+        if weights and n.capacity and weights < 0.5 * n.capacity:
+            # The model fits twice over: what ran out is the loading, not the model.
+            yield Vote("checkpoint_loading", 0.7, f"The weights take about {format_size(int(weights))}, under half of the "
+                       f"{format_size(n.capacity)} device, yet loading failed: the loader materialised extra copies "
+                       "(a state dict on the GPU beside the model, no map_location / low_cpu_mem_usage).")
+            yield Vote("model_too_large", -0.4, f"{format_size(int(weights))} of weights fit this device.")
+        else:
+            yield Vote("model_too_large", 0.65, f"It failed while the model's weights were loaded ({signals.phase_source}).")
+            yield Vote("checkpoint_loading", 0.4, "Loaders can hold a second copy of the weights while loading "
+                       "(no low_cpu_mem_usage / device_map).")
         if n.allocated and n.capacity and n.allocated > 0.85 * n.capacity:
             yield Vote("model_too_large", 0.4, f"The weights already filled {n.allocated / n.capacity:.0%} of the GPU.")
+    if _search_note(r"map_location|low_cpu_mem_usage", data):
+        yield Vote("checkpoint_loading", 0.6, "The note names the loader's placement options (map_location / "
+                   "low_cpu_mem_usage): where the loaded tensors land is the question.")
+    if signals.distributed and not resuming and re.search(r"torch\.load|load_state_dict|from_pretrained", frames + (data.context.note or "")):
+        yield Vote("distributed_replication", 0.4, "In a multi-GPU job every rank loads its own full copy, on cuda:0 "
+                   "unless each rank sets its device or loads to the CPU.")
+
+
+def _weights_bytes(signals) -> float | None:
+    """The weights' size from the note's parameter count, in the precision it names (fp32 if none:
+    what PyTorch builds modules in)."""
+    if not signals.param_count:
+        return None
+    per_weight = signals.weight_bytes or (2.0 if signals.low_precision else 4.0)
+    return signals.param_count * per_weight
+
+
+def _search_note(pattern: str, data: RuleInput) -> re.Match[str] | None:
+    return re.search(pattern, data.context.note or "", re.IGNORECASE)
 
 
 @rule
