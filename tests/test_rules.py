@@ -791,3 +791,49 @@ def test_the_loaders_placement_options_in_the_note():
 def test_every_rank_loading_its_own_copy():
     note = "with torchrun on 4 GPUs, each process calls torch.load on the pretrained weights and loading fails"
     assert "distributed_replication" in ids("RuntimeError: CUDA out of memory.", note)[:3]
+
+
+@pytest.mark.parametrize("note", [
+    "going from 2 to 8 GPUs did not reduce the memory each GPU needs",
+    "I get the same out of memory error with 4 GPUs as with one",
+    "memory per GPU stays the same when I add cards",
+    "with DDP each GPU keeps a full copy of the model and it does not fit",
+])
+def test_more_gpus_that_did_not_help_is_replication(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_unsharded_multi_gpu_training_of_a_language_model_suggests_replication():
+    note = "full fine-tuning of a llama model with torchrun on 4 GPUs"
+    assert "distributed_replication" in ids("RuntimeError: CUDA out of memory.", note)[:3]
+    assert "distributed_replication" not in ids("RuntimeError: CUDA out of memory.", note + " with FSDP")[:1]
+
+
+@pytest.mark.parametrize("note", [
+    "reserved memory keeps growing while allocated memory stays constant",
+    "allocated is stable at 6 GB but cached memory increases every epoch",
+])
+def test_a_growing_cache_over_flat_tensors_is_fragmentation(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", [
+    "setting TF_GPU_ALLOCATOR=cuda_malloc_async fixed it",
+    "XLA_PYTHON_CLIENT_ALLOCATOR=platform solved the OOM",
+])
+def test_other_frameworks_allocator_settings_that_helped(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", [
+    "the OOM is raised when computing the cross-entropy loss",
+    "it fails in the lm_head projection of the last layer",
+    "training crashes at the output layer, we have a huge vocabulary",
+])
+def test_the_output_layer_named_where_it_failed(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "large_logits"
+
+
+def test_logits_named_outside_the_failure_are_not_where_it_failed():
+    note = "We log the logits for debugging. Evaluation crashes with an OOM."
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).logits_said

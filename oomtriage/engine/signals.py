@@ -109,10 +109,27 @@ _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|cre
                  r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 # The allocator's own settings against fragmentation, and whether the note says they helped.
-_ALLOCATOR_SETTING = r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF"
+_ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF|"
+                      r"TF_GPU_ALLOCATOR\W{0,3}cuda_malloc_async|XLA_PYTHON_CLIENT_ALLOCATOR\W{0,3}platform|empty_cache\(\)")
 _HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away)\b"
 _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
                        r"than (?:the )?allocated|(?:gap|difference) between (?:reserved|cached) and allocated")
+# The output layer named where the note says it failed: logits, the LM head, the loss over classes.
+_LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
+                r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
+                r"softmax over (?:the )?(?:vocab\w*|classes|labels|tokens)")
+# More GPUs that did not lower the memory each one needs: every GPU holds a full replica.
+_MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b[^.;]{0,40}"
+                      r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|not|never) (?:help|reduce|lower|change|fix|matter|make a difference)|"
+                      r"(?:same|still|also) (?:\w+ ){0,4}(?:oom|error|out of memory|fails?)[^.;]{0,20} (?:with|on|across) "
+                      r"(?:\d+|two|four|eight|more|multiple|several) (?:\w+ )?(?:gpus|cards|devices)|"
+                      r"(?:memory|usage) (?:per|on each|of each) (?:gpu|card|device) (?:is |stays |remains )?(?:the same|unchanged|identical)|"
+                      r"each (?:gpu|card|device|rank) (?:\w+ ){0,3}(?:full|whole|entire|complete) (?:copy|model|replica)")
+# The cache growing while live tensors do not: the allocator keeps carving new blocks.
+_RESERVED_GROWS = (r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?)\b[^.;]{0,60}"
+                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't)|"
+                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
+                   r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
 _RANK0_HEAVY = (r"(?:gpu|rank|device|cuda:?) ?0\b[^.;]{0,60}?\b(?:more|higher|larger|most|fills? up|full)\b|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
@@ -187,6 +204,9 @@ class Signals:
     allocator_setting_helped: bool | None = None  # None: used or named, and the note does not say how it went
     fragmentation_said: bool = False
     rank0_heavy: bool = False
+    more_gpus_no_help: bool = False
+    logits_said: bool = False
+    reserved_grows: bool = False
     data_parallel: bool = False
     saving: bool = False
     uses_adam: bool = False
@@ -479,7 +499,9 @@ def read_signals(context: TriageContext) -> Signals:
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note), "lora": (_LORA, note),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "data_parallel": (_DATA_PARALLEL, everything),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
+        "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
+        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }

@@ -32,3 +32,26 @@ def gathered_for_saving(data: RuleInput) -> Iterator[Vote]:
         yield Vote("distributed_replication", 0.6, f'It failed while saving ("{signals.evidence["saving"]}") in a sharded or '
                    "multi-GPU run: the full state dict is gathered on one rank's GPU (offload it to the CPU, rank 0 only, or "
                    "save sharded).")
+
+
+@rule
+def more_gpus_did_not_help(data: RuleInput) -> Iterator[Vote]:
+    """Data parallelism splits the batch, not the model: each GPU still holds the whole model with
+    its gradients and optimizer state, so adding GPUs leaves the per-GPU memory where it was."""
+    signals = data.signals
+    if signals.more_gpus_no_help:
+        yield Vote("distributed_replication", 0.7, f'More GPUs did not lower the memory each one needs ("{signals.evidence["more_gpus_no_help"]}"): '
+                   "every GPU holds a full replica of the model states; shard them (FSDP, ZeRO-3) instead.")
+
+
+@rule
+def replicated_training(data: RuleInput) -> Iterator[Vote]:
+    """Full training of a language model on several GPUs without sharding: the replica of weights,
+    gradients and Adam states on each GPU is the usual reason it does not fit."""
+    signals = data.signals
+    training = signals.phase in ("training", "optimizer_setup") or (signals.full_finetune and signals.phase == "unknown")
+    multi = (signals.gpu_count or 0) > 1 or (signals.distributed and not signals.tpu)
+    sharded = signals.fsdp or signals.zero_stage == 3
+    if multi and training and not sharded and not signals.lora and "llm" in signals.domains and not signals.param_count:
+        yield Vote("distributed_replication", 0.35, "Several GPUs train a language model without full sharding: each one "
+                   "keeps all weights, gradients and optimizer states (16 bytes per parameter with Adam).")

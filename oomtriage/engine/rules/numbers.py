@@ -59,6 +59,9 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
                        "reserved but unallocated: the setting did not take effect (set after CUDA was first used, misspelled, "
                        "or ignored by this version).")
             yield Vote("fragmentation", -0.3, "Expandable segments let unused cache pages serve a request of any size.")
+    if signals.reserved_grows:
+        yield Vote("fragmentation", 0.7, f'The cache grows while the live tensors do not ("{signals.evidence["reserved_grows"]}"): '
+                   "freed blocks are not reused for the new sizes, so the allocator keeps reserving more.")
     if signals.fragmentation_said:
         yield Vote("fragmentation", 0.45, f'The note says "{signals.evidence["fragmentation_said"]}".')
 

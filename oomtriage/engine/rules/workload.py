@@ -122,6 +122,9 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
     if shape and len(shape) >= 2 and shape[-1] >= 30_000:
         yield Vote("large_logits", 0.8, f"The tensor that failed has shape {shape}: its last dimension "
                    f"({shape[-1]:,}) is a vocabulary or class count, so this is the output layer's logits.")
+    if signals.logits_said and not (signals.vocab_size and signals.vocab_size >= 50_000):
+        yield Vote("large_logits", 0.5, f'The note places the failure at the output layer ("{signals.evidence["logits_said"]}"): '
+                   "logits are batch x tokens x classes, often in fp32 for the loss, and the largest tensor of the step.")
     if signals.vocab_size and signals.vocab_size >= 50_000:
         yield Vote("large_logits", 0.85 if signals.vocab_size >= 1_000_000 else 0.6,
                    f"The vocabulary has ~{signals.vocab_size:,} entries: logits are batch x tokens x vocabulary.")
