@@ -837,3 +837,20 @@ def test_the_output_layer_named_where_it_failed(note):
 def test_logits_named_outside_the_failure_are_not_where_it_failed():
     note = "We log the logits for debugging. Evaluation crashes with an OOM."
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).logits_said
+
+
+@pytest.mark.parametrize("note", ["it works with fp16 but OOMs with fp32", "it runs on 8 GPUs but not on 2",
+                                  "a 7B model would fit in 24 GB", "after switching to a bigger model it fails"])
+def test_a_number_that_is_not_a_version_is_no_version_change(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["it worked on version 1.12", "worked with torch 2.0.1, fails on 2.1",
+                                  "since updating transformers to 4.40 it fails", "it used to work"])
+def test_a_version_that_worked(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_saving_under_plain_ddp_gathers_nothing():
+    note = "DDP training on 4 GPUs runs out of memory when saving the checkpoint"
+    assert "gathered" not in evidence_of("RuntimeError: CUDA out of memory.", note, ids("RuntimeError: CUDA out of memory.", note)[0])

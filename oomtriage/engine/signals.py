@@ -87,11 +87,15 @@ _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?
              r"(?:after|following) (?:an |the |each |every )?(?:evaluation|eval|validation)\b|"
              r"many (?:runs|fits|models|experiments|calls)|series of|several times|across (?:many|multiple) (?:calls|runs)|"
              r"on its own (?:works|is fine|runs)|different (?:sizes|shapes|dimensions)|varying (?:sizes|shapes)")
-_VERSION_CHANGE = (r"(?:after|since|when) (?:upgrad|updat|pull|moving to|switching to|bump)\w*|(?:upgrad|updat|bump)\w* (?:to|past|from)|"
-                   r"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){0,3}(?:on|under|with|in|before) (?:version |v|release |commit )?[\w.-]*\d|"
+# A version is a dotted number, or a number the words "version", "release", "commit" name: "works
+# with fp16" or "runs on 8 GPUs" is not a version that worked.
+_A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\d+[\w.+-]*)"
+_VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
+                   rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
+                   rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bregress\w*|\bbisect\w*|"
                    r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
-                   r"(?:used to|would) (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
+                   r"used to (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
                    r"(?:worked|ran|was fine|were fine|fit|fitted)[^.;]{0,20}\b(?:last (?:week|month|year)|yesterday)")
 _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?:\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"

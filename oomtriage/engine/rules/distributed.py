@@ -28,7 +28,8 @@ def gathered_for_saving(data: RuleInput) -> Iterator[Vote]:
     """Saving a sharded model (FSDP, ZeRO-3) gathers the full state dict, by default on one rank's
     GPU: the whole model in one place, which is what sharding was avoiding."""
     signals = data.signals
-    if signals.saving and (signals.fsdp or signals.zero_stage or signals.distributed):
+    # Only full sharding gathers anything: under DDP or ZeRO-1/2 every rank already holds the weights.
+    if signals.saving and (signals.fsdp or signals.zero_stage == 3):
         yield Vote("distributed_replication", 0.6, f'It failed while saving ("{signals.evidence["saving"]}") in a sharded or '
                    "multi-GPU run: the full state dict is gathered on one rank's GPU (offload it to the CPU, rank 0 only, or "
                    "save sharded).")
