@@ -854,3 +854,17 @@ def test_a_version_that_worked(note):
 def test_saving_under_plain_ddp_gathers_nothing():
     note = "DDP training on 4 GPUs runs out of memory when saving the checkpoint"
     assert "gathered" not in evidence_of("RuntimeError: CUDA out of memory.", note, ids("RuntimeError: CUDA out of memory.", note)[0])
+
+
+def test_variable_size_inputs_failing_partway_include_fragmentation():
+    note = "training a speech recognition model on utterances of variable length, it fails after a few thousand steps"
+    assert "fragmentation" in ids("RuntimeError: CUDA out of memory.", note)[:4]
+
+
+@pytest.mark.parametrize("note", [
+    "GRPO training with vLLM rollouts colocated on the same 8 GPUs fails at the second step",
+    "PPO with the inference engine in sleep mode between rollouts runs out of memory when the actor reloads",
+])
+def test_a_trainer_beside_an_inference_engine(note):
+    top3 = ids("RuntimeError: CUDA out of memory.", note)[:3]
+    assert "fragmentation" in top3 and "other_process_or_device" in top3

@@ -1,4 +1,4 @@
-"""Rules on multi-GPU runs: one GPU holding more than its share, and full copies gathered on one rank."""
+"""Rules on runs that share GPUs: one GPU holding more than its share, full copies per GPU or gathered on one rank, a trainer beside an inference engine."""
 
 from __future__ import annotations
 
@@ -56,3 +56,18 @@ def replicated_training(data: RuleInput) -> Iterator[Vote]:
     if multi and training and not sharded and not signals.lora and "llm" in signals.domains and not signals.param_count:
         yield Vote("distributed_replication", 0.35, "Several GPUs train a language model without full sharding: each one "
                    "keeps all weights, gradients and optimizer states (16 bytes per parameter with Adam).")
+
+
+@rule
+def trainer_beside_an_inference_engine(data: RuleInput) -> Iterator[Vote]:
+    """RL fine-tuning (PPO, GRPO) alternates rollouts in an inference engine and training steps on
+    the same GPUs: the engine's reservation is memory the trainer cannot use, and offloading and
+    reloading between the phases strands cached blocks of the wrong sizes."""
+    signals = data.signals
+    if signals.colocated and (signals.serving_engine or signals.phase in ("training", "unknown", "generation")):
+        said = signals.evidence["colocated"]
+        yield Vote("fragmentation", 0.4, f'Training and rollouts share the GPUs ("{said}"): offloading and reloading '
+                   "between the phases leaves reserved-but-unallocated memory that large reloads cannot use "
+                   "(expandable segments, where the engine allows them).")
+        yield Vote("other_process_or_device", 0.35, "The inference engine keeps its own reservation (its memory "
+                   "utilisation setting) on the same device while the trainer runs.")

@@ -100,6 +100,8 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.6, f'It failed partway ("{said}") on a workload with variable-size inputs: '
                    "memory peaks when the largest images / longest sequences / most objects arrive.")
         yield Vote("graph_retained", 0.35, "A loss accumulated without .item() also grows memory every step.")
+        yield Vote("fragmentation", 0.35, "Inputs of changing shape leave cached blocks sized for earlier batches that "
+                   "the next, larger one cannot reuse: reserved memory climbs while live memory does not.")
         yield Vote("batch_too_large", 0.3, "The batch leaves no headroom for the largest inputs.")
     elif signals.phase == "training" or signals.full_finetune:
         yield Vote("graph_retained", 0.55, f'Memory grew during training ("{said}"): the classic cause is a loss or '
