@@ -752,6 +752,9 @@ def test_an_idle_cache_larger_than_a_large_request_is_fragmentation_evidence():
     "training on 4 GPUs with DDP, GPU 0 uses far more memory than the others and runs out",
     "with torchrun on 8 GPUs only rank 0 runs out of memory",
     "multi-GPU training: the memory is unbalanced, the first GPU fills up while the other GPUs use half",
+    "training on 8 GPUs, all the GPU memory is occupied by card 0 and then it OOMs",
+    "multi-GPU training, GPU 0 uses a lot of memory so I cannot use a big batch size",
+    "horovod on 8 GPUs: there are several processes on gpu 0 taking memory",
 ])
 def test_one_gpu_heavier_than_the_others(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
@@ -849,6 +852,11 @@ def test_a_number_that_is_not_a_version_is_no_version_change(note):
                                   "since updating transformers to 4.40 it fails", "it used to work"])
 def test_a_version_that_worked(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_a_failure_on_gpu_zero_is_not_gpu_zero_holding_more():
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                          note="training on 2 GPUs fails with an OOM on GPU 0")).rank0_heavy
 
 
 def test_saving_under_plain_ddp_gathers_nothing():

@@ -138,9 +138,12 @@ _RESERVED_GROWS = (r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growi
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
-_RANK0_HEAVY = (r"(?:gpu|rank|device|cuda:?) ?0\b[^.;]{0,60}?\b(?:more|higher|larger|most|fills? up|full)\b|"
+_ZEROTH = r"(?:gpu|card|device|rank|cuda:?) ?#?0\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
+_HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:the )?(?:gpu |vram |video )?memory|"
+            r"occupied|fills? up|full)\b")
+_RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
+                rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
-                r"(?:first|main|master) (?:gpu|rank|device) (?:\w+ ){0,3}(?:more|higher|full|fills?|runs? out)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
