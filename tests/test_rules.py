@@ -876,3 +876,23 @@ def test_variable_size_inputs_failing_partway_include_fragmentation():
 def test_a_trainer_beside_an_inference_engine(note):
     top3 = ids("RuntimeError: CUDA out of memory.", note)[:3]
     assert "fragmentation" in top3 and "other_process_or_device" in top3
+
+
+def test_torch_load_restoring_storages_on_the_gpu_is_checkpoint_loading():
+    text = '''Traceback (most recent call last):
+  File "demo.py", line 50, in <module>
+    checkpoint = torch.load(args.weights)
+  File "/usr/lib/python3/site-packages/torch/serialization.py", line 426, in load
+    return _load(f, map_location, pickle_module, **pickle_load_args)
+  File "/usr/lib/python3/site-packages/torch/serialization.py", line 613, in _load
+    result = unpickler.load()
+  File "/usr/lib/python3/site-packages/torch/serialization.py", line 576, in persistent_load
+    deserialized_objects[root_key] = restore_location(obj, location)
+  File "/usr/lib/python3/site-packages/torch/serialization.py", line 155, in default_restore_location
+    result = fn(storage, location)
+  File "/usr/lib/python3/site-packages/torch/serialization.py", line 135, in _cuda_deserialize
+    return storage_type(obj.size())
+  File "/usr/lib/python3/site-packages/torch/cuda/__init__.py", line 634, in _lazy_new
+    return super(_CudaBase, cls).__new__(cls, *args, **kwargs)
+RuntimeError: CUDA error: out of memory'''
+    assert ids(text)[0] == "checkpoint_loading"

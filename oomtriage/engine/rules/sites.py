@@ -31,7 +31,8 @@ _SITES: list[tuple[str, float, str, str]] = [
     ("cudnn_or_workspace", 0.3, r"_conv_forward|conv[123]d\(|F\.conv|cudnn_convolution|convolution_backward",
      "a convolution: cuDNN's algorithms take a workspace on top of the output"),
     ("checkpoint_loading", 0.55, r"torch\.load\(|load_state_dict\(|_load_from_state_dict|safe_open|load_checkpoint|"
-                                 r"from_pretrained\(|\brestore_\w+\(",
+                                 r"from_pretrained\(|\brestore_\w+\(|torch/serialization\.py|restore_location|_cuda_deserialize|"
+                                 r"persistent_load",
      "loading saved weights or optimizer state"),
 ]
 _FUSED_ATTENTION = re.compile(r"scaled_dot_product_attention|flash_attn|memory_efficient_attention|xformers")
