@@ -896,3 +896,13 @@ def test_torch_load_restoring_storages_on_the_gpu_is_checkpoint_loading():
     return super(_CudaBase, cls).__new__(cls, *args, **kwargs)
 RuntimeError: CUDA error: out of memory'''
     assert ids(text)[0] == "checkpoint_loading"
+
+
+@pytest.mark.parametrize("note", [
+    "the OOM happens in validation_step of my LightningModule",
+    "running trainer.validate() with PyTorch Lightning fails",
+    "evaluating with mmdet's test tool on the val set fails",
+])
+def test_a_framework_run_evaluation_already_has_no_grad(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] != "missing_no_grad"
+    assert ids("RuntimeError: CUDA out of memory.", "my own evaluation loop fails")[0] == "missing_no_grad"

@@ -175,6 +175,12 @@ _FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[- ]p
 _LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
                   r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
 _ADAM = r"\badam\w*"
+# Evaluation loops that a framework runs for the user, already under no_grad / inference_mode:
+# Lightning's validation/test/predict, Keras' evaluate/predict, detection toolkits' test tools,
+# Ultralytics' val, pipelines and generate().
+_MANAGED_EVAL = (r"\blightning\b|validation_step|test_step|predict_step|trainer\.(?:validate|test|predict)\(|\bkeras\b|"
+                 r"model\.(?:evaluate|predict)\(|\bdetectron2\b|\bmmdet\w*|\bmmseg\w*|\bmmdet3d\b|\bultralytics\b|"
+                 r"\bpipeline\(|\bdiffusers\b|\.generate\(|fairseq-generate|\bsklearn\b|torch\.inference_mode")
 _HF_TRAINER_EVAL = r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)"
 _TPU = r"\btpu\b|\bhbm\b"
 # Cloud TPU generations and the HBM per core (v2: 8 GiB, v3: 16 GiB, v4: 32 GiB per chip).
@@ -222,6 +228,7 @@ class Signals:
     saving: bool = False
     uses_adam: bool = False
     hf_trainer_eval: bool = False
+    managed_eval: bool = False
     tensorflow_with_jax: bool = False
     logprobs: bool = False
     tpu: bool = False
@@ -514,7 +521,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
-        "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
+        "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
         match = _affirmed_search(pattern, text) if name in _NEGATABLE else _search(pattern, text)

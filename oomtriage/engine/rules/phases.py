@@ -36,6 +36,9 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
     if signals.no_grad_already:
         yield Vote("missing_no_grad", -0.7, f'It already runs without gradients ("{signals.evidence["no_grad_already"]}").')
+    elif signals.managed_eval:
+        yield Vote("missing_no_grad", -0.45, f'The evaluation loop is the framework\'s ("{signals.evidence["managed_eval"]}"), '
+                   "which already runs it without gradients.")
     yield Vote("missing_no_grad", 0.45 if big_request or signals.long_input else 0.6, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.growth:
