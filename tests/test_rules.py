@@ -906,3 +906,18 @@ RuntimeError: CUDA error: out of memory'''
 def test_a_framework_run_evaluation_already_has_no_grad(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] != "missing_no_grad"
     assert ids("RuntimeError: CUDA out of memory.", "my own evaluation loop fails")[0] == "missing_no_grad"
+
+
+@pytest.mark.parametrize("note", [
+    "adding two tensors of shapes (200000, 1) and (200000,) runs out of memory",
+    "loss = (pred - target) ** 2 with pred of shape [100000, 1] and target [100000] fails",
+    "multiplying torch.Size([300000, 1, 1]) by a torch.Size([300000, 1]) mask fails with OOM",
+])
+def test_shapes_whose_broadcast_is_an_outer_product(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "other"
+    assert "broadcast" in ranked("RuntimeError: CUDA out of memory.", note)[0].title.lower() + \
+        " ".join(ranked("RuntimeError: CUDA out of memory.", note)[0].evidence).lower()
+
+
+def test_shapes_that_broadcast_modestly_are_no_blowup():
+    assert "other" not in ids("RuntimeError: CUDA out of memory.", "a (64, 512) tensor plus a (1, 512) bias")[:1]

@@ -239,6 +239,7 @@ class Signals:
     param_count: float | None = None
     weight_bytes: float | None = None
     note_gpu_capacity: int | None = None
+    note_shapes: list[tuple[int, ...]] = field(default_factory=list)
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -307,6 +308,20 @@ def _weight_bytes(text: str) -> float | None:
     return None
 
 
+_SHAPE = re.compile(r"(?:torch\.Size\(\s*)?[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[)\]]")
+
+
+def tensor_shapes(text: str) -> list[tuple[int, ...]]:
+    """Tensor shapes written in the note: "(500, 1, 3)", "[64, 128]", "(4096,)", "torch.Size([8, 1024])"."""
+    shapes = []
+    for match in _SHAPE.finditer(text or ""):
+        dims = tuple(int(dim) for dim in re.split(r"\s*,\s*", match.group(1)))
+        # One number in brackets is a shape only when it is large ("[1]" is a footnote).
+        if (2 <= len(dims) <= 8 or (len(dims) == 1 and dims[0] >= 1000)) and all(dim < 2**40 for dim in dims):
+            shapes.append(dims)
+    return shapes[:8]
+
+
 def read_numbers(note: str, signals: Signals) -> None:
     batch = _search(r"\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
@@ -326,6 +341,7 @@ def read_numbers(note: str, signals: Signals) -> None:
         except ValueError:
             pass
     signals.param_count = _param_count(note)
+    signals.note_shapes = tensor_shapes(note)
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)

@@ -115,6 +115,47 @@ def precision(data: RuleInput) -> Iterator[Vote]:
                    "the memory of fp16/bf16.")
 
 
+def broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape an elementwise op of the two gives (trailing dimensions aligned), or None when
+    they do not broadcast."""
+    result = []
+    for index in range(1, max(len(first), len(second)) + 1):
+        a = first[-index] if index <= len(first) else 1
+        b = second[-index] if index <= len(second) else 1
+        if a != b and 1 not in (a, b):
+            return None
+        result.append(max(a, b))
+    return tuple(reversed(result))
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+@rule
+def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
+    """Elementwise ops align trailing dimensions: (N, 1) with (N,) or (N, 1, 1) with (N, 1) gives an
+    N x N result. Two shapes in the note whose broadcast is vastly larger than either input is an
+    accidental outer product, whatever the model."""
+    shapes = data.signals.note_shapes
+    for i, first in enumerate(shapes):
+        for second in shapes[i + 1:]:
+            result = broadcast_shape(first, second)
+            if result is None:
+                continue
+            biggest = max(_elements(first), _elements(second))
+            size = 4 * _elements(result)
+            if _elements(result) >= 100 * biggest and size > 1024**3:
+                yield Vote("other", 0.9, f"Broadcasting {first} with {second} gives a {result} tensor "
+                           f"({format_size(size)} in fp32): the trailing dimensions align, so the op builds an outer "
+                           "product neither input intended (unintended broadcasting; check the shapes with .shape or "
+                           "squeeze the extra dimension).")
+                return
+
+
 @rule
 def vocabulary(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
