@@ -921,3 +921,12 @@ def test_shapes_whose_broadcast_is_an_outer_product(note):
 
 def test_shapes_that_broadcast_modestly_are_no_blowup():
     assert "other" not in ids("RuntimeError: CUDA out of memory.", "a (64, 512) tensor plus a (1, 512) bias")[:1]
+
+
+@pytest.mark.parametrize("note", [
+    "two 4 GiB buffers on a 32 GB card should fit easily, yet the second allocation fails",
+    "the tensors are well within the GPU's memory and the allocation still fails",
+    "there is more than enough free memory and it still cannot allocate",
+])
+def test_a_request_the_user_knows_fits_is_below_the_workload(note):
+    assert ids("MemoryError: std::bad_alloc: CUDA error: cudaErrorMemoryAllocation out of memory", note)[0] == "framework_bug"

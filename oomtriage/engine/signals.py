@@ -151,7 +151,9 @@ _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
                     r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about )?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"
-                    r"shows? (?:only )?(?:about )?[\d.]+ ?G?B (?:in use|used)|(?:gpu|memory) (?:is |was )?otherwise idle|even though the gpu")
+                    r"shows? (?:only )?(?:about )?[\d.]+ ?G?B (?:in use|used)|(?:gpu|memory) (?:is |was )?otherwise idle|even though the gpu|"
+                    r"should (?:easily |comfortably |still )?fit|(?:easily|comfortably) fit|fits? (?:easily|comfortably)|"
+                    r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
 _LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? (?:\w+ )?(?:audio|recording|file|wav|clip|video|speech)|"
