@@ -692,6 +692,7 @@ def test_denied_growth_is_no_growth(note):
 
 @pytest.mark.parametrize(("note", "name", "value"), [
     ("a 7-billion-parameter model", "param_count", 7e9),
+    ("serving Mixtral 8x7B", "param_count", 45e9),
     ("on a 4090", "note_gpu_capacity", 24e9),
     ("Colab's free T4", "note_gpu_capacity", 16e9),
     ("my 3060 Ti", "note_gpu_capacity", 8e9),

@@ -287,6 +287,11 @@ def _param_count(text: str) -> float | None:
     spelled = _search(r"(\d+(?:\.\d+)?)[\s-]?(billion|million)[\s-]+(?:\w+ )?param", text)
     if spelled:
         return _number(spelled.group(1) + spelled.group(2))
+    # A mixture of experts, "8x7B": the experts share attention and embeddings, so the total is
+    # about 80% of experts x expert size.
+    experts = _search(r"(?<![\w.])(\d{1,3})\s?x\s?(\d+(?:\.\d+)?)\s?[bB]\b", text)
+    if experts:
+        return 0.8 * int(experts.group(1)) * float(experts.group(2)) * 1e9
     counted = _search(r"(\d[\d,]{6,})\s+(?:trainable )?param", text)
     if counted:
         return float(counted.group(1).replace(",", ""))
