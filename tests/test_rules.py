@@ -931,3 +931,11 @@ def test_shapes_that_broadcast_modestly_are_no_blowup():
 ])
 def test_a_request_the_user_knows_fits_is_below_the_workload(note):
     assert ids("MemoryError: std::bad_alloc: CUDA error: cudaErrorMemoryAllocation out of memory", note)[0] == "framework_bug"
+
+
+def test_offloaded_optimizer_states_are_not_on_the_gpu():
+    text = sentence(req="1.00 GiB", total="23.65 GiB", free="300.00 MiB", alloc="22.00 GiB", unalloc="200.00 MiB")
+    note = "full fine-tuning of a 7B model with DeepSpeed ZeRO-3 on 4 GPUs of 24 GB"
+    assert ids(text, note)[0] == "optimizer_state"
+    offloaded = ids(text, note + " with offload_optimizer to cpu")
+    assert offloaded[0] != "optimizer_state"

@@ -121,6 +121,8 @@ _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |wa
 # Training and an inference engine taking turns on the same GPUs (RL fine-tuning with rollouts).
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
+# Optimizer states (or parameters) kept in host memory: ZeRO-Offload, FSDP's CPU offload.
+_OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme) offload"
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
@@ -225,6 +227,7 @@ class Signals:
     more_gpus_no_help: bool = False
     logits_said: bool = False
     colocated: bool = False
+    offload: bool = False
     reserved_grows: bool = False
     data_parallel: bool = False
     saving: bool = False
@@ -542,7 +545,7 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
+        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }

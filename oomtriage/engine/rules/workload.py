@@ -20,6 +20,14 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if not training or signals.lora:
         return  # adapters train a sliver of the parameters: the frozen weights need no gradients or moments
     gpus = max(1, signals.gpu_count or 1)
+    if signals.offload:
+        # The optimizer's moments and fp32 master weights live in host memory: the GPU keeps bf16
+        # weights and gradients (4 B/param, sharded under ZeRO-3/FSDP), so states rarely explain it.
+        on_gpu = 4 * params / (gpus if signals.zero_stage == 3 or signals.fsdp else 1)
+        if on_gpu > 0.8 * capacity:
+            yield Vote("model_too_large", 0.6, f"Even with the optimizer offloaded, bf16 weights and gradients take "
+                       f"{format_size(int(on_gpu))} per GPU of {format_size(capacity)}.")
+        return
     full = 16 * params
     stage = signals.zero_stage
     if stage == 3 or signals.fsdp:
