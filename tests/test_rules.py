@@ -939,3 +939,23 @@ def test_offloaded_optimizer_states_are_not_on_the_gpu():
     assert ids(text, note)[0] == "optimizer_state"
     offloaded = ids(text, note + " with offload_optimizer to cpu")
     assert offloaded[0] != "optimizer_state"
+
+
+@pytest.mark.parametrize("note", [
+    "system RAM usage climbs until the machine freezes, GPU memory is fine",
+    "the job gets killed by the oom-killer while the dataset is read",
+    "host memory runs out during the first epoch",
+])
+def test_host_ram_named_in_the_note(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+
+
+def test_a_card_full_outside_pytorch():
+    note = "the memory used by pytorch is small but nvidia-smi shows the card full"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["only happens with torch.compile; eager mode works",
+                                  "in eager mode it fits, with torch.compile it runs out of memory"])
+def test_only_the_compiled_program_runs_out(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"

@@ -123,6 +123,18 @@ _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|s
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
 # Optimizer states (or parameters) kept in host memory: ZeRO-Offload, FSDP's CPU offload.
 _OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme) offload"
+# Host RAM, not the GPU, named as what fills up.
+_HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
+             r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
+             r"oom[- ]killer|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
+# The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
+_OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
+                    r"[^.;]{0,60}nvidia-smi|nvidia-smi[^.;]{0,40}\b(?:full|much more|far more|almost all)\b[^.;]{0,60}"
+                    r"(?:pytorch|torch|allocated|reserved)")
+# The OOM appears only when compiling (torch.compile's graphs, CUDA graphs' pools, recompilations).
+_ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
+                  r"torch\.compile[^.;]{0,60}\b(?:ooms?|fails|out of memory)\b[^.;]{0,40}\b(?:eager|without)|"
+                  r"(?:in )?eager (?:mode )?(?:it )?(?:works|is fine|fits|runs)[^.;]{0,40}(?:torch\.)?compile")
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
@@ -228,6 +240,9 @@ class Signals:
     logits_said: bool = False
     colocated: bool = False
     offload: bool = False
+    host_ram: bool = False
+    outside_pytorch: bool = False
+    only_compiled: bool = False
     reserved_grows: bool = False
     data_parallel: bool = False
     saving: bool = False
@@ -257,7 +272,7 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 # process", "without fp16", "memory does not keep growing").
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|nothing|nor)\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
-_NEGATABLE = {"other_process_hint", "growth", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
+_NEGATABLE = {"other_process_hint", "growth", "host_ram", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -545,7 +560,8 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
+        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note),
+        "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }

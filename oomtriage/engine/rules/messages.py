@@ -28,6 +28,33 @@ def host_memory(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
+    """The note says what fills up is the machine's RAM: the data pipeline, pinned buffers or a
+    model materialised on the CPU, whatever the GPU message says."""
+    signals, error = data.signals, data.context.error
+    if signals.host_ram and not (error and error.backend in ("host", "cpu")):
+        yield Vote("dataloader_or_host", 0.55, f'The note says host memory is what fills ("{signals.evidence["host_ram"]}"): '
+                   "worker processes, pinned buffers and prefetched batches live in RAM, not on the GPU.")
+
+
+@rule
+def memory_outside_pytorch(data: RuleInput) -> Iterator[Vote]:
+    if data.signals.outside_pytorch:
+        yield Vote("other_process_or_device", 0.6, f'The card is full while PyTorch\'s own figures are small ("{data.signals.evidence["outside_pytorch"]}"): '
+                   "the memory is held outside PyTorch's cache, by another process, a library or framework in the same process.")
+
+
+@rule
+def only_when_compiled(data: RuleInput) -> Iterator[Vote]:
+    """Eager fits and the compiled program does not: compilation's own memory (CUDA graphs' private
+    pools, recompiled graphs kept per shape, fused kernels' buffers)."""
+    if data.signals.only_compiled:
+        yield Vote("framework_bug", 0.5, f'Only the compiled program runs out ("{data.signals.evidence["only_compiled"]}"): '
+                   "compilation's own memory (graphs recompiled per shape, fused buffers), a compiler issue to report or work around.")
+        yield Vote("other", 0.3, "CUDA graphs (mode=\"reduce-overhead\") keep private memory pools for as long as they live.")
+
+
+@rule
 def library_handles(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if error is None or error.library not in ("cublas", "cudnn", "cufft", "curand", "cusolver", "cusparse"):

@@ -74,8 +74,8 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if not signals.growth or signals.phase in ("evaluation", "data_loading", "loading"):
         return
-    if error and error.backend in ("host", "cpu"):
-        return  # host RAM that grows is the data pipeline's (rule host_memory), not the GPU's
+    if (error and error.backend in ("host", "cpu")) or signals.host_ram:
+        return  # host RAM that grows is the data pipeline's (rules host_memory*), not the GPU's
     said = signals.evidence["growth"]
     library = _LIBRARY_CUDA_MALLOC.search(error.raw_message) if error else None
     if library:
