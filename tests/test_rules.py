@@ -959,3 +959,8 @@ def test_a_card_full_outside_pytorch():
                                   "in eager mode it fits, with torch.compile it runs out of memory"])
 def test_only_the_compiled_program_runs_out(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_thin_evaluation_evidence_ranks_full_size_inputs_among_the_suspects():
+    top3 = ids("RuntimeError: CUDA out of memory.", "it crashes during validation")[:3]
+    assert top3[0] == "missing_no_grad" and "input_size_too_large" in top3
