@@ -964,3 +964,19 @@ def test_only_the_compiled_program_runs_out(note):
 def test_thin_evaluation_evidence_ranks_full_size_inputs_among_the_suspects():
     top3 = ids("RuntimeError: CUDA out of memory.", "it crashes during validation")[:3]
     assert top3[0] == "missing_no_grad" and "input_size_too_large" in top3
+
+
+GGML_LOG = """llm_load_tensors: offloading 32 repeating layers to GPU
+llm_load_tensors: CUDA0 buffer size = 3820.93 MiB
+{middle}ggml_backend_cuda_buffer_type_alloc_buffer: allocating {size} MiB on device 0: cudaMalloc failed: out of memory
+{after}"""
+
+
+@pytest.mark.parametrize(("middle", "after", "cause"), [
+    ("llama_kv_cache_init: allocating the KV cache for 32768 tokens\\n", "llama_kv_cache_init: failed to allocate buffer for kv cache\\n",
+     "kv_cache_or_generation"),
+    ("", "llama_model_load: error loading model: unable to allocate CUDA0 buffer\\n", "model_too_large"),
+])
+def test_which_llama_cpp_buffer_failed(middle, after, cause):
+    text = GGML_LOG.format(middle=middle.replace("\\\\n", "\\n"), after=after.replace("\\\\n", "\\n"), size="4096.00")
+    assert ids(text)[0] == cause

@@ -94,6 +94,41 @@ def serving_engine(data: RuleInput) -> Iterator[Vote]:
                    "(and profiles with a worst-case batch); that reservation leaves little for anything else.")
 
 
+# What llama.cpp / ggml was allocating when it failed, from the buffer named in its log: the
+# model's weights, the KV cache for the context, or the compute graph's scratch buffers.
+_GGML_BUFFERS = [
+    ("kv_cache_or_generation", 0.75, r"\bKV (?:self |cache )?buffer|kv_cache_init|llama_kv_cache|init_kv|kv self size",
+     "the KV cache, sized by the context length (-c / num_ctx) times the parallel sequences"),
+    ("model_too_large", 0.75, r"llm_load_tensors|load_tensors|model buffer|failed to load model|error loading model|"
+                              r"offloading \d+ (?:repeating )?layers",
+     "the model's weights (fewer GPU layers, -ngl, or a smaller quantization)"),
+    ("kv_cache_or_generation", 0.45, r"compute buffer|ggml_gallocr_reserve|graph_reserve|sched_reserve|failed to reserve",
+     "the compute graph's buffers, which grow with the context and the batch (-b / -ub)"),
+]
+
+
+@rule
+def ggml_buffer_kind(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if error is None or error.framework != "llama.cpp":
+        return
+    excerpt = data.context.excerpt.text if data.context.excerpt else ""
+    failing = excerpt.find(error.raw_message)
+    before = excerpt[:failing] if failing >= 0 else excerpt
+    # The failing line names its buffer; otherwise the last buffer the log started to set up.
+    candidates = []
+    for cause, weight, pattern, meaning in _GGML_BUFFERS:
+        on_line = re.search(pattern, error.raw_message, re.IGNORECASE)
+        earlier = list(re.finditer(pattern, before[-4000:], re.IGNORECASE))
+        if on_line:
+            candidates.append((10**9, cause, weight, meaning, on_line.group(0)))
+        elif earlier:
+            candidates.append((earlier[-1].start(), cause, weight, meaning, earlier[-1].group(0)))
+    if candidates:
+        _, cause, weight, meaning, said = max(candidates, key=lambda item: item[0])
+        yield Vote(cause, weight, f"The buffer that failed is {meaning} (`{said}` in the log).")
+
+
 @rule
 def two_frameworks(data: RuleInput) -> Iterator[Vote]:
     if data.signals.tensorflow_with_jax:
