@@ -980,3 +980,4 @@ llm_load_tensors: CUDA0 buffer size = 3820.93 MiB
 def test_which_llama_cpp_buffer_failed(middle, after, cause):
     text = GGML_LOG.format(middle=middle.replace("\\\\n", "\\n"), after=after.replace("\\\\n", "\\n"), size="4096.00")
     assert ids(text)[0] == cause
+    assert "The buffer that failed is" in evidence_of(text, None, cause)
