@@ -973,11 +973,11 @@ llm_load_tensors: CUDA0 buffer size = 3820.93 MiB
 
 
 @pytest.mark.parametrize(("middle", "after", "cause"), [
-    ("llama_kv_cache_init: allocating the KV cache for 32768 tokens\\n", "llama_kv_cache_init: failed to allocate buffer for kv cache\\n",
+    ("llama_kv_cache_init: allocating the KV cache for 32768 tokens\n", "llama_kv_cache_init: failed to allocate buffer for kv cache\n",
      "kv_cache_or_generation"),
-    ("", "llama_model_load: error loading model: unable to allocate CUDA0 buffer\\n", "model_too_large"),
+    ("", "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n", "model_too_large"),
 ])
 def test_which_llama_cpp_buffer_failed(middle, after, cause):
-    text = GGML_LOG.format(middle=middle.replace("\\\\n", "\\n"), after=after.replace("\\\\n", "\\n"), size="4096.00")
+    text = GGML_LOG.format(middle=middle, after=after, size="4096.00")
     assert ids(text)[0] == cause
     assert "The buffer that failed is" in evidence_of(text, None, cause)
