@@ -961,11 +961,6 @@ def test_only_the_compiled_program_runs_out(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
 
 
-def test_thin_evaluation_evidence_ranks_full_size_inputs_among_the_suspects():
-    top3 = ids("RuntimeError: CUDA out of memory.", "it crashes during validation")[:3]
-    assert top3[0] == "missing_no_grad" and "input_size_too_large" in top3
-
-
 GGML_LOG = """llm_load_tensors: offloading 32 repeating layers to GPU
 llm_load_tensors: CUDA0 buffer size = 3820.93 MiB
 {middle}ggml_backend_cuda_buffer_type_alloc_buffer: allocating {size} MiB on device 0: cudaMalloc failed: out of memory

@@ -50,12 +50,7 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "without .detach() keep each batch's whole autograd graph alive.")
         yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
-    if not (big_request or signals.long_input):
-        # Evaluation usually sees whole images, full scenes and untruncated sequences where
-        # training used crops, patches or a maximum length.
-        yield Vote("input_size_too_large", 0.3, "Evaluation inputs are often full-size where training used crops, "
-                   "patches or shorter sequences.")
-    yield Vote("batch_too_large", 0.2, "Evaluation batch sizes are often set larger than training ones.")
+    yield Vote("batch_too_large", 0.3, "Evaluation batch sizes are often set larger than training ones.")
 
 
 @rule
