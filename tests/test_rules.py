@@ -976,3 +976,16 @@ def test_which_llama_cpp_buffer_failed(middle, after, cause):
     text = GGML_LOG.format(middle=middle, after=after, size="4096.00")
     assert ids(text)[0] == cause
     assert "The buffer that failed is" in evidence_of(text, None, cause)
+
+
+def test_a_bfc_pool_with_room_for_the_request_is_fragmented():
+    stats = ("W tensorflow/core/common_runtime/bfc_allocator.cc:456] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+             "1.50GiB (rounded to 1610612736)requested by op Conv2D\n"
+             "I tensorflow/core/common_runtime/bfc_allocator.cc:1040] Stats:\n"
+             "Limit:                 15000000000\nInUse:                  9000000000\nMaxInUse:              12000000000\n"
+             "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape"
+             "[64,256,128,96] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+    full = stats.replace("InUse:                  9000000000", "InUse:                 14500000000")
+    assert "fragmentation" in ids(stats)[:2]
+    assert "the pool is fragmented" in evidence_of(stats, None, "fragmentation")
+    assert "fragmentation" not in ids(full)[:2]

@@ -42,6 +42,20 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def bfc_pool_had_room(data: RuleInput) -> Iterator[Vote]:
+    """TensorFlow's and XLA's BFC allocator prints its pool's limit and what is in use: a request
+    smaller than the difference failed only because no free chunk was large enough."""
+    error, n = data.context.error, data.numbers
+    if not error or error.framework not in ("tensorflow", "jax") or n.requested is None or not n.total or n.allocated is None:
+        return
+    room = n.total - n.allocated
+    if n.requested <= room and room > 0.1 * n.total:
+        yield Vote("fragmentation", 0.6, f"The allocator's pool had {format_size(room)} not in use (limit {format_size(n.total)}, "
+                   f"in use {format_size(n.allocated)}), more than the {format_size(n.requested)} requested, yet no free "
+                   "chunk was large enough: the pool is fragmented.")
+
+
+@rule
 def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     """expandable_segments and max_split_size_mb change nothing but how the cache is carved into
     blocks: an OOM they make go away was fragmentation; one that survives them was not (or the
