@@ -989,3 +989,16 @@ def test_a_bfc_pool_with_room_for_the_request_is_fragmented():
     assert "fragmentation" in ids(stats)[:2]
     assert "the pool is fragmented" in evidence_of(stats, None, "fragmentation")
     assert "fragmentation" not in ids(full)[:2]
+
+
+def test_a_collective_of_the_set_up_failing_is_every_rank_on_gpu_zero():
+    text = '''Traceback (most recent call last):
+  File "train_ddp.py", line 88, in <module>
+    main()
+  File "train_ddp.py", line 40, in main
+    torch.distributed.barrier()
+  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 3680, in barrier
+    work = default_pg.barrier(opts=opts)
+RuntimeError: CUDA error: out of memory'''
+    assert ids(text)[0] == "distributed_replication"
+    assert "set_device" in evidence_of(text, None, "distributed_replication")

@@ -25,6 +25,10 @@ _SITES: list[tuple[str, float, str, str]] = [
     ("distributed_replication", 0.65, r"all_gather_object|broadcast_object_list|gather_object|scatter_object_list|"
                                       r"_object_to_tensor|all_gather\(",
      "a collective that gathers every rank's data onto each GPU"),
+    ("distributed_replication", 0.6, r"\bbarrier\(|init_process_group|_distributed_broadcast_coalesced|_sync_module_states|"
+                                     r"_sync_params_and_buffers|broadcast_coalesced|_verify_param_shape_across_processes",
+     "a collective of the job's set-up, which every rank runs on its current device (cuda:0 unless it called "
+     "torch.cuda.set_device(local_rank) first)"),
     ("kv_cache_or_generation", 0.5, r"past_key_values|kv_cache|key_cache|cache_engine|_allocate_kv_cache|profile_run|"
                                     r"determine_num_available_blocks|\.generate\(|generation/utils\.py",
      "the KV cache or the generation loop"),
