@@ -1002,3 +1002,16 @@ def test_a_collective_of_the_set_up_failing_is_every_rank_on_gpu_zero():
 RuntimeError: CUDA error: out of memory'''
     assert ids(text)[0] == "distributed_replication"
     assert "set_device" in evidence_of(text, None, "distributed_replication")
+
+
+def test_a_request_the_size_of_the_logits_over_a_common_vocabulary():
+    # 4 x 2048 tokens x 128,256 entries x 4 bytes = 3.91 GiB
+    text = sentence(req="3.91 GiB", total="79.15 GiB", free="2.10 GiB", alloc="74.00 GiB", unalloc="1.00 GiB")
+    note = "fine-tuning a llama model with batch size 4 and max_seq_length 2048"
+    assert ids(text, note)[0] == "large_logits"
+    assert "8,192 tokens x a 128," in evidence_of(text, note, "large_logits")
+    assert "large_logits" not in ids(sentence(req="1.37 GiB", total="79.15 GiB", free="1.00 GiB", alloc="74.00 GiB",
+                                               unalloc="1.00 GiB"), note)[:1]
+    # 1.50 GiB is 8192 tokens x 49,152 x 4 bytes and also 6 heads x 8192² x 4 bytes: no evidence.
+    attention = sentence(req="1.50 GiB", total="79.15 GiB", free="1.00 GiB", alloc="74.00 GiB", unalloc="1.00 GiB")
+    assert "large_logits" not in ids(attention, "a llama model at seq_len 8192")[:1]

@@ -164,6 +164,33 @@ def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
                 return
 
 
+# Vocabulary sizes of widely used tokenizers (GPT-2 50,257; LLaMA/Mistral 32,000; LLaMA-3
+# 128,256; Qwen 151,936/152,064; Gemma 256,000; multilingual T5/XLM-R ~250k; others): a request
+# that is exactly tokens x one of them x 2 or 4 bytes is the logits.
+_COMMON_VOCABS = (30522, 32000, 32064, 32768, 49152, 50257, 50304, 51200, 65024, 65536, 100352, 102400, 128000, 128256,
+                  131072, 151646, 151936, 152064, 200064, 250002, 250880, 256000, 262144)
+
+
+@rule
+def request_is_the_logits(data: RuleInput) -> Iterator[Vote]:
+    """The failing request matches batch x sequence x a common vocabulary x 2 or 4 bytes."""
+    signals, n = data.signals, data.numbers
+    if not n.requested or not signals.seq_len or n.requested < 64 * 1024**2 or "llm" not in signals.domains:
+        return
+    batch = signals.batch_size or 1
+    # Within what the message's two printed decimals can hide, and no looser: ~90 products are
+    # tried, and a loose window would match any large request.
+    matches = [(abs(n.requested - tokens * vocab * width), tokens, vocab, width)
+               for tokens in {batch * signals.seq_len, signals.seq_len} for vocab in _COMMON_VOCABS for width in (4, 2)
+               # A vocabulary that is a multiple of the sequence length gives the size of an attention
+               # matrix (heads x seq x seq) just as well: no evidence either way.
+               if vocab % signals.seq_len]
+    error, tokens, vocab, width = min(matches)
+    if error <= 0.004 * n.requested:
+        yield Vote("large_logits", 0.75, f"The {format_size(n.requested)} request is {tokens:,} tokens x a "
+                   f"{vocab:,}-entry vocabulary x {width} bytes: the logits (or their softmax) over the vocabulary.")
+
+
 @rule
 def vocabulary(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
