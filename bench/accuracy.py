@@ -11,6 +11,8 @@ gets. Output: detection (of the cases whose text holds an OOM message; the other
 - ``first41`` / ``new86``: the first round's corpus and the cases added after it.
 
 False alarms: ``dev_negatives.jsonl`` (real non-OOM GPU errors) and a few synthetic ones.
+Calibration: for the top-3 causes of each case, binned by confidence, how often each was the root
+cause (tune and check splits side by side).
 
 Run: python3 bench/accuracy.py [--json] [--cases] [--slice check]
 """
@@ -64,6 +66,7 @@ def score_case(case: dict) -> dict:
     ids = [cause.id for cause in report.causes]
     return {
         "id": case["id"], "label": case["root_cause"], "ranked": ids[:3],
+        "confidences": [(cause.confidence, cause.id == case["root_cause"]) for cause in report.causes[:3]],
         "has_message": bool(OOM_TEXT.search(case["error_text"])), "detected": report.detected,
         "suspected": getattr(report, "suspected", False), "top1": ids[:1] == [case["root_cause"]], "top3": case["root_cause"] in ids[:3],
     }
@@ -91,6 +94,19 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
+CALIBRATION_BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 1.01))
+
+
+def calibration(rows: list[dict]) -> list[dict]:
+    """Reliability of the confidences: of the causes ranked in the top 3 with a confidence in each
+    bin, how many were the case's root cause. A calibrated engine's hit rate sits inside its bin."""
+    table = []
+    for low, high in CALIBRATION_BINS:
+        hits = [hit for row in rows for confidence, hit in row["confidences"] if low <= confidence < high]
+        table.append({"bin": f"{low:.2f}-{min(high, 1.0):.2f}", "causes": len(hits), "root_cause": sum(hits) / max(1, len(hits))})
+    return table
+
+
 def evaluate() -> dict:
     cases = load("dev_cases.jsonl")
     rows = [score_case(case) for case in cases]
@@ -104,6 +120,7 @@ def evaluate() -> dict:
     negatives = [case["error_text"] for case in load("dev_negatives.jsonl")] + SYNTHETIC_NEGATIVES
     alarms = [text[:80] for text in negatives if (report := analyze_inputs([], text=text)).detected or report.causes]
     return {"slices": {name: summarise(part) for name, part in slices.items()},
+            "calibration": {name: calibration(slices[name]) for name in ("tune", "check")},
             "false_alarms": len(alarms), "negatives": len(negatives), "alarms": alarms, "rows": rows}
 
 
@@ -130,6 +147,9 @@ def main() -> None:
         print(f"| {name} | {part['cases']} | {part['detected']:.0%} of {part['with_message']} | "
               f"{part['suspected_or_detected']:.0%} of {part['without_message']} | {part['top1']:.1%} | {part['top3']:.1%} |")
     print(f"\nfalse alarms: {result['false_alarms']} of {result['negatives']} non-OOM errors {result['alarms']}")
+    print("\n| confidence | tune: causes | tune: was the root cause | check: causes | check: was the root cause |\n|---|---|---|---|---|")
+    for tune, check in zip(result["calibration"]["tune"], result["calibration"]["check"]):
+        print(f"| {tune['bin']} | {tune['causes']} | {tune['root_cause']:.0%} | {check['causes']} | {check['root_cause']:.0%} |")
     print("\n| label | cases | top-1 | top-3 |\n|---|---|---|---|")
     for label, row in result["slices"]["all"]["per_label"].items():
         print(f"| {label} | {row['n']} | {row['top1']:.0%} | {row['top3']:.0%} |")

@@ -255,7 +255,9 @@ class Fix(Model):
 class Cause(Model):
     id: str
     title: str
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, description="how likely this is the root cause (calibrated on real reports)")
+    score: float | None = Field(default=None, ge=0.0, le=1.0,
+                                description="the rule engine's combined vote before calibration (None for a model-only cause)")
     evidence: list[str] = Field(default_factory=list)
     fixes: list[Fix] = Field(default_factory=list)
     agreement: Literal["both", "rules_only", "llm_only"] | None = None

@@ -723,8 +723,8 @@ def test_an_allocator_setting_that_helped_is_fragmentation(note):
 
 def test_an_allocator_setting_that_did_not_help_is_not_fragmentation():
     text = sentence(req="2.00 GiB", free="500.00 MiB", alloc="18.00 GiB", unalloc="3.00 GiB")
-    def confidence(note):
-        return next(cause.confidence for cause in ranked(text, note) if cause.id == "fragmentation")
+    def confidence(note):  # the combined vote, before calibration
+        return next(cause.score for cause in ranked(text, note) if cause.id == "fragmentation")
 
     assert ids(text)[0] == "fragmentation"
     assert confidence("I tried max_split_size_mb:128 but it did not help") <= confidence(None) - 0.2
@@ -1015,3 +1015,14 @@ def test_a_request_the_size_of_the_logits_over_a_common_vocabulary():
     # 1.50 GiB is 8192 tokens x 49,152 x 4 bytes and also 6 heads x 8192² x 4 bytes: no evidence.
     attention = sentence(req="1.50 GiB", total="79.15 GiB", free="1.00 GiB", alloc="74.00 GiB", unalloc="1.00 GiB")
     assert "large_logits" not in ids(attention, "a llama model at seq_len 8192")[:1]
+
+
+def test_confidences_are_calibrated_and_keep_the_order():
+    from oomtriage.engine.calibration import calibrate
+
+    causes = ranked(sentence(req="2.00 GiB", free="500.00 MiB", alloc="12.00 GiB", unalloc="9.00 GiB"), "it crashes during validation")
+    assert [cause.confidence for cause in causes] == sorted((cause.confidence for cause in causes), reverse=True)
+    assert all(cause.confidence == calibrate(cause.score) for cause in causes)
+    # A lone base-rate vote is rarely the root cause on real reports; a decisive figure usually is.
+    assert calibrate(0.2) < 0.05 and calibrate(0.95) > 0.9
+    assert all(calibrate(a / 100) <= calibrate(b / 100) for a, b in zip(range(100), range(1, 101)))

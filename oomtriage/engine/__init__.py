@@ -8,6 +8,7 @@ from collections import defaultdict
 from oomtriage.models import Cause, EngineInfo, TriageContext, TriageReport
 from oomtriage.taxonomy import title_of
 
+from .calibration import calibrate
 from .facts import compute_numbers
 from .fixes import fixes_for
 from .rules import RuleInput, Vote, all_rules
@@ -67,7 +68,8 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     keep = [item for index, item in enumerate(ordered) if item[1][0] > 0.05 or index < MIN_CAUSES][:MAX_CAUSES]
     framework = data.framework
     causes = [
-        Cause(id=cause, title=title_of(cause), confidence=score, evidence=evidence, fixes=fixes_for(cause, framework=framework))
+        Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score, evidence=evidence,
+              fixes=fixes_for(cause, framework=framework))
         for cause, (score, evidence) in keep
     ]
     return causes, data

@@ -44,7 +44,7 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
     return report
 
 
-DECISIVE = 0.7  # a rules confidence this high rests on figures (others hold the card, one request > the card)
+DECISIVE = 0.7  # a rules score (the combined vote, before calibration) this high rests on figures (others hold the card, one request > the card)
 
 
 def order_merged(merged: list[Cause], by_rules: dict[str, Cause]) -> list[Cause]:
@@ -57,7 +57,8 @@ def order_merged(merged: list[Cause], by_rules: dict[str, Cause]) -> list[Cause]
     def tier(cause: Cause) -> int:
         if cause.agreement == "both":
             return 0
-        return 1 if cause.agreement == "rules_only" and cause.confidence >= DECISIVE else 2
+        vote = cause.score if cause.score is not None else cause.confidence
+        return 1 if cause.agreement == "rules_only" and vote >= DECISIVE else 2
 
     ordered = sorted(merged, key=lambda cause: (tier(cause), -score(cause)))
     result: list[Cause] = []
