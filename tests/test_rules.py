@@ -1026,3 +1026,13 @@ def test_confidences_are_calibrated_and_keep_the_order():
     # A lone base-rate vote is rarely the root cause on real reports; a decisive figure usually is.
     assert calibrate(0.2) < 0.05 and calibrate(0.95) > 0.9
     assert all(calibrate(a / 100) <= calibrate(b / 100) for a, b in zip(range(100), range(1, 101)))
+
+
+@pytest.mark.parametrize("note", [
+    "the OOM happens at the first optimizer.step()",
+    "forward and backward work but the optimizer step runs out of memory",
+    "with AdamW it OOMs, with SGD it fits",
+    "switching from SGD to Adam makes it run out of memory",
+])
+def test_the_optimizer_step_named_as_what_fails(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "optimizer_state"

@@ -135,6 +135,12 @@ _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocate
 _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
                   r"torch\.compile[^.;]{0,60}\b(?:ooms?|fails|out of memory)\b[^.;]{0,40}\b(?:eager|without)|"
                   r"(?:in )?eager (?:mode )?(?:it )?(?:works|is fine|fits|runs)[^.;]{0,40}(?:torch\.)?compile")
+# The optimizer's step named as what fails, or an adaptive optimizer as the difference between
+# fitting and not: its first step creates the per-parameter state.
+_OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
+                   r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
+                   r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
+                   r"switch\w* (?:from \w+ )?to adam\w*")
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
@@ -241,6 +247,7 @@ class Signals:
     colocated: bool = False
     offload: bool = False
     host_ram: bool = False
+    optimizer_step: bool = False
     outside_pytorch: bool = False
     only_compiled: bool = False
     reserved_grows: bool = False
@@ -560,7 +567,7 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note),
+        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),

@@ -254,6 +254,17 @@ def optimizer_setup(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def optimizer_step_named(data: RuleInput) -> Iterator[Vote]:
+    """The first optimizer step allocates the optimizer's state (Adam: two fp32 tensors per
+    parameter, 8 bytes each parameter) on top of weights, gradients and whatever activations are
+    still alive: a run whose forward and backward fit fails exactly there."""
+    signals = data.signals
+    if signals.optimizer_step:
+        yield Vote("optimizer_state", 0.65, f'The note places the failure at the optimizer ("{signals.evidence["optimizer_step"]}"): '
+                   "its first step creates per-parameter state (Adam/AdamW: 8 bytes per parameter; SGD with momentum: 4).")
+
+
+@rule
 def immediate_failure(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.immediate and signals.phase == "training" and data.framework in ("pytorch", "tensorflow", "unknown"):
