@@ -1036,3 +1036,46 @@ def test_confidences_are_calibrated_and_keep_the_order():
 ])
 def test_the_optimizer_step_named_as_what_fails(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "optimizer_state"
+
+
+# --- every cause from a note alone, in the words a user types (no figures in the message) --------
+
+NOTE_ONLY_CASES = {
+ "batch_too_large": ["training ResNet-50 with batch size 256 on an 8 GB card fails on the first step",
+                     "it works with batch_size=16 but OOMs at 64", "increasing the batch size from 8 to 32 makes it run out of memory"],
+ "input_size_too_large": ["it works on 512x512 images but fails on 2048x2048", "long audio files of 30 minutes crash inference",
+                          "it fails only on the largest point clouds in the dataset"],
+ "model_too_large": ["loading a 70B model on a single 24 GB card fails", "even in 4-bit the 65B model does not fit on my 16 GB GPU",
+                     "a 13B model in fp16 on a 12 GB card runs out of memory while loading"],
+ "optimizer_state": ["full fine-tuning of a 7B model with AdamW on an 80 GB A100 fails at the first step",
+                     "with AdamW it OOMs, with SGD it fits", "it fails when the optimizer state is created"],
+ "missing_no_grad": ["my eval loop runs out of memory although training works", "the predict function fails after a few hundred images",
+                     "inference on the test set crashes with OOM"],
+ "graph_retained": ["I accumulate total_loss += loss every step and memory keeps growing",
+                    "memory grows every iteration since I added retain_graph=True", "storing the losses in a list makes memory grow each step"],
+ "reference_leak": ["I keep all predictions in a list on the GPU and memory grows", "memory grows every batch because I cache the outputs in a dict",
+                    "appending the output tensors to a list each step leaks GPU memory"],
+ "fragmentation": ["reserved memory is much larger than allocated when it fails", "setting expandable_segments:True fixed it",
+                   "it fails after many iterations with varying sequence lengths although allocated memory is flat"],
+ "other_process_or_device": ["another process is using the GPU", "nvidia-smi shows a zombie process holding 10 GB",
+                             "the memory used by pytorch is small but nvidia-smi shows the card full"],
+ "full_precision": ["the model runs in fp32 on a 12 GB card", "inference with --no-half fails", "weights are float32; in fp16 it would fit"],
+ "large_logits": ["it fails computing the cross-entropy over a 250k vocabulary", "the lm_head output is huge and it OOMs there",
+                  "extreme classification with 1 million classes runs out of memory at the softmax"],
+ "attention_quadratic": ["at 16k sequence length the attention runs out of memory",
+                         "the self-attention over 64x64 latents OOMs"],
+ "kv_cache_or_generation": ["generate() with num_beams=8 runs out of memory", "vLLM fails at startup: not enough memory for the KV cache",
+                            "memory grows with every generated token until OOM"],
+ "checkpoint_loading": ["torch.load of the checkpoint runs out of GPU memory", "resuming from a checkpoint fails with OOM",
+                        "loading the state dict puts a second copy on the GPU"],
+ "dataloader_or_host": ["system RAM fills up with num_workers=16", "the job gets killed by the oom-killer"],
+ "cudnn_or_workspace": ["with cudnn.benchmark = True it fails", "cuDNN fails to allocate its workspace", "CUBLAS_STATUS_ALLOC_FAILED at start-up"],
+ "distributed_replication": ["with DDP on 8 GPUs, GPU 0 holds far more memory than the others",
+                             "adding more GPUs did not reduce per-GPU memory", "every rank loads the checkpoint onto cuda:0"],
+ "framework_bug": ["it started after upgrading to torch 2.1", "the same script worked on version 1.13", "memory grows although I free everything every iteration"],
+}
+
+
+@pytest.mark.parametrize(("label", "note"), [(label, note) for label, notes in NOTE_ONLY_CASES.items() for note in notes])
+def test_each_cause_from_a_note_alone(label, note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == label

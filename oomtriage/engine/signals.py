@@ -37,7 +37,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
                 r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load"),
-    ("generation", r"\bgenerat(?:e|es|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
+    ("generation", r"\bgenerat(?:e|es|ed|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
                    r"\binference (?:server|engine)|\bsampl(?:e|es|ing)\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
@@ -51,6 +51,8 @@ _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sgla
             r"max_model_len|max-model-len|kv[- ]cache")
 # --- timing -------------------------------------------------------------------------------------
 _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
+           # "increasing the batch size" is a setting that changed, not memory that grew
+           r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with|after|batch|step|iteration|epoch)|"
            r"after (?:about |some |a few |several |many |\d[\d,]* |the first )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
            r"(?:during|in|at) (?:epoch|iteration|step) \d+|\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
@@ -140,7 +142,25 @@ _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|whe
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
                    r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
                    r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
-                   r"switch\w* (?:from \w+ )?to adam\w*")
+                   r"switch\w* (?:from \w+ )?to adam\w*|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
+# Code the note quotes or describes that keeps each step's graph: a loss summed as a tensor,
+# retain_graph, losses stored with their history.
+_LOSS_KEPT = (r"\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
+              r"(?:stor|keep|append|accumulat|sum|collect|sav)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
+# Outputs kept across steps: predictions, logits, features collected in a container.
+_OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
+                 r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks)\b"
+                 r"[^.;]{0,40}\b(?:list|dict|array|cache|on the gpu|in memory)\b")
+# Attention named where the note says it failed, or the memory-efficient kernels it lacks.
+_ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without (?:flash|memory[- ]efficient|sdpa|xformers)|"
+                   r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
+# A math library's handle or workspace named in the note.
+_LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
+                 r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
+# The batch size raised as what made it fail ("from 8 to 32", "increasing the batch size").
+_BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?:\w+ )?batch(?:[ _-]?size)?\b|"
+                 r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+ (?:works?|fits?|is fine|runs?)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
+                 r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but")
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
@@ -153,7 +173,8 @@ _MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|\d+|two|four|eight) (?:\w+ )?(?
                       r"(?:memory|usage) (?:per|on each|of each) (?:gpu|card|device) (?:is |stays |remains )?(?:the same|unchanged|identical)|"
                       r"each (?:gpu|card|device|rank) (?:\w+ ){0,3}(?:full|whole|entire|complete) (?:copy|model|replica)")
 # The cache growing while live tensors do not: the allocator keeps carving new blocks.
-_RESERVED_GROWS = (r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?)\b[^.;]{0,60}"
+_RESERVED_GROWS = (r"allocated(?: memory)? (?:is|stays|remains|looks) (?:flat|constant|stable|the same|unchanged|steady)|"
+                   r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?)\b[^.;]{0,60}"
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't)|"
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
@@ -164,6 +185,7 @@ _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
                 rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
+                r"(?:every|each|all)(?: the)? (?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
@@ -183,7 +205,7 @@ _LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long
                r"\bvoxel\b|\bpoint clouds?\b|inputs? of [\d.]+ ?[kK]? tokens")
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
-                    r"max[-_ ]?duration|utterances?|\bwav\b")
+                    r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
 _DIFFUSION = r"diffusion|\bunet\b|u-net|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|text-to-image|image-to-video|dreambooth|text-to-video|video model"
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
@@ -248,6 +270,11 @@ class Signals:
     offload: bool = False
     host_ram: bool = False
     optimizer_step: bool = False
+    loss_kept: bool = False
+    outputs_kept: bool = False
+    attention_said: bool = False
+    library_said: bool = False
+    batch_raised: bool = False
     outside_pytorch: bool = False
     only_compiled: bool = False
     reserved_grows: bool = False
@@ -279,7 +306,7 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 # process", "without fp16", "memory does not keep growing").
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|nothing|nor)\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
-_NEGATABLE = {"other_process_hint", "growth", "host_ram", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
+_NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -360,7 +387,8 @@ def read_numbers(note: str, signals: Signals) -> None:
         signals.batch_size = int(batch.group(1) or batch.group(2))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
                   r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
-        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note)
+        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
+        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:sequence|context|seq|token)[- ]?(?:length|len|window)", note)
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
@@ -568,6 +596,8 @@ def read_signals(context: TriageContext) -> Signals:
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
+        "loss_kept": (_LOSS_KEPT, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)),
+        "library_said": (_LIBRARY_SAID, note), "batch_raised": (_BATCH_RAISED, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),

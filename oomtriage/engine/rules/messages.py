@@ -66,6 +66,14 @@ def library_handles(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def library_named_in_the_note(data: RuleInput) -> Iterator[Vote]:
+    error = data.context.error
+    if data.signals.library_said and not (error and error.library in ("cublas", "cudnn")):
+        yield Vote("cudnn_or_workspace", 0.65, f'The note names a math library\'s allocation ("{data.signals.evidence["library_said"]}"): '
+                   "cuDNN/cuBLAS handles and workspaces are allocated outside the framework's pool, in whatever is left free.")
+
+
+@rule
 def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if error is None or error.library != "nccl":

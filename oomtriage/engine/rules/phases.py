@@ -124,11 +124,12 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     if signals.phase != "loading":
         return
     note = (data.context.note or "").lower()
-    resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart"))
+    resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart",
+                                             "state dict", "state_dict", "second copy", "duplicate", "copies"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
     resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
     if resuming:
-        yield Vote("checkpoint_loading", 0.75, f"It failed while restoring a checkpoint ({signals.phase_source}): "
+        yield Vote("checkpoint_loading", 0.75, f"It failed while restoring saved tensors ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
         if signals.distributed:
             yield Vote("distributed_replication", 0.6, "In a multi-GPU job every rank that loads without map_location "
@@ -251,6 +252,22 @@ def optimizer_setup(data: RuleInput) -> Iterator[Vote]:
     if data.signals.phase == "optimizer_setup":
         yield Vote("optimizer_state", 0.75, f"It failed while the optimizer was being set up ({data.signals.phase_source}), "
                    "before any activation existed: optimizer states (and fp32 master weights) do not fit.")
+
+
+@rule
+def kept_across_steps(data: RuleInput) -> Iterator[Vote]:
+    """What the note says the code keeps from one step to the next: a loss summed as a tensor (or
+    retain_graph) keeps every step's whole graph; outputs collected in a container keep their
+    memory, and their graphs too when gradients are on."""
+    signals = data.signals
+    if signals.loss_kept:
+        yield Vote("graph_retained", 0.7, f'The note describes a loss kept across steps ("{signals.evidence["loss_kept"]}"): '
+                   "a loss tensor summed or stored without .item() (or retain_graph=True) keeps each step's graph and activations.")
+    if signals.outputs_kept:
+        yield Vote("reference_leak", 0.65, f'The note describes outputs kept across steps ("{signals.evidence["outputs_kept"]}"): '
+                   "tensors held in a container stay on the GPU; move them off with .detach().cpu() or keep only what you need.")
+        if signals.phase in ("training", "unknown") and not signals.no_grad_already:
+            yield Vote("graph_retained", 0.3, "Kept outputs that still require grad hold their graphs as well.")
 
 
 @rule

@@ -225,6 +225,26 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def batch_raised(data: RuleInput) -> Iterator[Vote]:
+    signals = data.signals
+    if signals.batch_raised and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.7, f'A larger batch is what made it fail ("{signals.evidence["batch_raised"]}"): '
+                   "activations scale with the batch; keep the size that fits and accumulate gradients for the rest.")
+
+
+@rule
+def attention_named(data: RuleInput) -> Iterator[Vote]:
+    """Attention named where the note says it failed: without a fused kernel its scores are a
+    sequence x sequence matrix per head."""
+    signals = data.signals
+    if signals.attention_said:
+        said = signals.evidence["attention_said"]
+        weight = 0.6 if said.lower().startswith(("without", "flash", "xformers", "sdpa")) else 0.5
+        yield Vote("attention_quadratic", weight, f'The note places the failure in attention ("{said}"): without a fused '
+                   "kernel (SDPA, FlashAttention, xformers) its scores take batch x heads x sequence² memory.")
+
+
+@rule
 def logits_of_every_token(data: RuleInput) -> Iterator[Vote]:
     """Scoring text (prompt log-probabilities, perplexity) or a long prefill computes logits for every
     prompt token, not just the last one: prompt length x vocabulary x 4 bytes in one tensor."""
