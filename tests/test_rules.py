@@ -1079,3 +1079,39 @@ NOTE_ONLY_CASES = {
 @pytest.mark.parametrize(("label", "note"), [(label, note) for label, notes in NOTE_ONLY_CASES.items() for note in notes])
 def test_each_cause_from_a_note_alone(label, note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == label
+
+
+# The same causes in other words (written without looking at the readers' patterns).
+NOTE_ONLY_REWORDED = {
+ "batch_too_large": ["bs 128 crashes right away, bs 32 trains fine", "I set a batch size of 512 and the first forward pass fails"],
+ "input_size_too_large": ["high resolution 4K images make the network run out of memory", "sequences of 32k tokens fail while 2k ones pass"],
+ "model_too_large": ["trying to load llama 70b on one 3090", "the 30B model alone is bigger than my 24GB card even in fp16"],
+ "optimizer_state": ["OOM exactly when the first Adam step runs", "the optimizer states of Adam push it over the limit"],
+ "missing_no_grad": ["validation after each epoch crashes, training itself is fine", "running model(x) in a loop over test images fills the GPU"],
+ "graph_retained": ["running_loss = running_loss + loss grows memory", "I added loss.backward(retain_graph=True) and memory climbs"],
+ "reference_leak": ["I save every batch's embeddings into a python list and memory grows", "metrics store all outputs on the GPU until the epoch ends"],
+ "fragmentation": ["reserved is 20 GB but allocated only 12 GB when it dies", "using PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True solved it"],
+ "other_process_or_device": ["a second training job runs on the same card", "someone else's notebook holds most of the GPU memory"],
+ "full_precision": ["everything runs in float32 on my 8 GB laptop GPU", "the pipeline is loaded without torch_dtype so it uses fp32 and OOMs"],
+ "large_logits": ["the logits tensor over our 200k vocabulary is what fails", "computing cross entropy over 500k classes runs out of memory"],
+ "attention_quadratic": ["the attention matrix at 32k context does not fit", "self-attention over long sequences explodes memory"],
+ "kv_cache_or_generation": ["beam search with 16 beams runs out of memory", "the KV cache for 128k context does not fit"],
+ "checkpoint_loading": ["torch.load(ckpt) without map_location fails on the busy GPU", "restoring the checkpoint puts every tensor on cuda:0 and OOMs"],
+ "dataloader_or_host": ["the machine's RAM runs out with 32 dataloader workers", "host memory exhausted while pinning memory"],
+ "cudnn_or_workspace": ["turning on torch.backends.cudnn.benchmark makes it run out of memory", "cudnn could not allocate a workspace for the convolution"],
+ "distributed_replication": ["with 4 GPUs each one still needs the same memory as with one", "all processes end up on GPU 0 with torchrun"],
+ "framework_bug": ["after updating pytorch to 2.2 the same training OOMs", "worked yesterday with the previous release, fails with the new one"],
+}
+
+
+@pytest.mark.parametrize(("label", "note"), [(label, note) for label, notes in NOTE_ONLY_REWORDED.items() for note in notes])
+def test_each_cause_from_a_reworded_note(label, note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == label
+
+
+@pytest.mark.parametrize("note", ["reserved is 20 GB but allocated only 12 GB when it dies",
+                                  "allocated memory was 9.5GB and reserved memory was 14GB at the crash"])
+def test_reserved_and_allocated_figures_in_the_note(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.note_reserved > signals.note_allocated > 0
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"

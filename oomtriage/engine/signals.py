@@ -142,10 +142,11 @@ _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|whe
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
                    r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
                    r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
-                   r"switch\w* (?:from \w+ )?to adam\w*|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
+                   r"switch\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|"
+                   r"optimi[sz]er(?:'s)? states?\b[^.;]{0,40}\b(?:push\w*|too (?:big|large|much)|do(?:es)?(?:n't| not) fit|over the)|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
 # Code the note quotes or describes that keeps each step's graph: a loss summed as a tensor,
 # retain_graph, losses stored with their history.
-_LOSS_KEPT = (r"\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
+_LOSS_KEPT = (r"(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
               r"(?:stor|keep|append|accumulat|sum|collect|sav)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
@@ -171,7 +172,8 @@ _MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|\d+|two|four|eight) (?:\w+ )?(?
                       r"(?:same|still|also) (?:\w+ ){0,4}(?:oom|error|out of memory|fails?)[^.;]{0,20} (?:with|on|across) "
                       r"(?:\d+|two|four|eight|more|multiple|several) (?:\w+ )?(?:gpus|cards|devices)|"
                       r"(?:memory|usage) (?:per|on each|of each) (?:gpu|card|device) (?:is |stays |remains )?(?:the same|unchanged|identical)|"
-                      r"each (?:gpu|card|device|rank) (?:\w+ ){0,3}(?:full|whole|entire|complete) (?:copy|model|replica)")
+                      r"each (?:gpu|card|device|rank) (?:\w+ ){0,3}(?:full|whole|entire|complete) (?:copy|model|replica)|"
+                      r"(?:each|every) (?:one|gpu|card|device|rank)\b[^.;]{0,30}\b(?:needs|uses|takes|holds) the same (?:memory|amount)")
 # The cache growing while live tensors do not: the allocator keeps carving new blocks.
 _RESERVED_GROWS = (r"allocated(?: memory)? (?:is|stays|remains|looks) (?:flat|constant|stable|the same|unchanged|steady)|"
                    r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?)\b[^.;]{0,60}"
@@ -202,7 +204,7 @@ _LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
-               r"\bvoxel\b|\bpoint clouds?\b|inputs? of [\d.]+ ?[kK]? tokens")
+               r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens")
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
@@ -294,6 +296,8 @@ class Signals:
     weight_bytes: float | None = None
     note_gpu_capacity: int | None = None
     note_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    note_reserved: int | None = None  # "reserved is 20 GB", as the note states PyTorch's figures
+    note_allocated: int | None = None
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -381,6 +385,14 @@ def tensor_shapes(text: str) -> list[tuple[int, ...]]:
     return shapes[:8]
 
 
+def _stated_bytes(subject: str, note: str) -> int | None:
+    """A memory figure the note gives for ``subject``: "reserved is 20 GB", "allocated only 12GB"."""
+    match = _search(rf"\b{subject}(?: memory)?(?: is| was| at| of|:|=)?(?: only| just| about| around| ~)?\s*(\d+(?:\.\d+)?)\s?([GM])i?B\b", note)
+    if not match:
+        return None
+    return int(float(match.group(1)) * (1024**3 if match.group(2).upper() == "G" else 1024**2))
+
+
 def read_numbers(note: str, signals: Signals) -> None:
     batch = _search(r"\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
@@ -402,6 +414,8 @@ def read_numbers(note: str, signals: Signals) -> None:
             pass
     signals.param_count = _param_count(note)
     signals.note_shapes = tensor_shapes(note)
+    signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
+    signals.note_allocated = _stated_bytes(r"allocated", note)
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
@@ -437,7 +451,7 @@ def frame_text(context: TriageContext) -> str:
     return "\n".join(f"{frame.function or ''} {frame.code or ''} {frame.filename}" for frame in context.stack.frames)
 
 
-_FAILURE_WORDS = (r"\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out of|\bran out of|\bOOM|out-of-memory|out of memory|\berror|\babort|"
+_FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out of|\bran out of|\bOOM|out-of-memory|out of memory|\berror|\babort|"
                   r"\bstops\b|\bkilled\b|\bexception|\bbreaks\b")
 # "after training" says training was over, so "after" is not a where-word.
 _WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.]|\.(?!\s)){0,60})"

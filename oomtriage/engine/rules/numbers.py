@@ -73,6 +73,10 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
                        "reserved but unallocated: the setting did not take effect (set after CUDA was first used, misspelled, "
                        "or ignored by this version).")
             yield Vote("fragmentation", -0.3, "Expandable segments let unused cache pages serve a request of any size.")
+    said_reserved, said_allocated = signals.note_reserved, signals.note_allocated
+    if n.unallocated is None and said_reserved and said_allocated is not None and said_reserved - said_allocated > max(GIB, 0.25 * said_reserved):
+        yield Vote("fragmentation", 0.6, f"By the note's figures PyTorch reserved {format_size(said_reserved)} but only "
+                   f"{format_size(said_allocated)} was allocated: {format_size(said_reserved - said_allocated)} sat idle in the cache.")
     if signals.reserved_grows:
         yield Vote("fragmentation", 0.7, f'The cache grows while the live tensors do not ("{signals.evidence["reserved_grows"]}"): '
                    "freed blocks are not reused for the new sizes, so the allocator keeps reserving more.")

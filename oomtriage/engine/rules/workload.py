@@ -240,6 +240,8 @@ def attention_named(data: RuleInput) -> Iterator[Vote]:
     if signals.attention_said:
         said = signals.evidence["attention_said"]
         weight = 0.6 if said.lower().startswith(("without", "flash", "xformers", "sdpa")) else 0.5
+        if (signals.seq_len or 0) >= 4096 or signals.long_input:
+            weight += 0.15  # the square of a long sequence is what attention adds over every other activation
         yield Vote("attention_quadratic", weight, f'The note places the failure in attention ("{said}"): without a fused '
                    "kernel (SDPA, FlashAttention, xformers) its scores take batch x heads x sequence² memory.")
 
@@ -285,6 +287,8 @@ def large_inputs(data: RuleInput) -> Iterator[Vote]:
 @rule
 def long_sequences(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
+    if signals.seq_len and signals.seq_len >= 8192 and not signals.domains & {"llm", "encoder"}:
+        yield Vote("input_size_too_large", 0.45, f"A sequence length of {signals.seq_len} scales every activation.")
     if signals.seq_len and signals.seq_len >= 4096 and signals.domains & {"llm", "encoder"}:
         yield Vote("attention_quadratic", 0.5, f"At {signals.seq_len} tokens a naive attention matrix is "
                    f"{signals.seq_len}² x heads x 4 bytes per layer.")
