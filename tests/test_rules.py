@@ -1115,3 +1115,41 @@ def test_reserved_and_allocated_figures_in_the_note(note):
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
     assert signals.note_reserved > signals.note_allocated > 0
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+# A third wording, longer and closer to how a report reads.
+NOTE_ONLY_THIRD_WORDING = {
+ "batch_too_large": ["My UNet trains with 4 images per batch, with 16 per batch it dies on iteration 0.", "Can't go above a mini-batch of 8 on my 2080, bigger mini-batches crash."],
+ "input_size_too_large": ["Segmentation on whole-slide images at full resolution crashes; downsampled tiles are fine.", "Transcribing a two-hour podcast in one go fails, short clips work."],
+ "model_too_large": ["Just moving the 40B model to the GPU with .cuda() fails before any input.", "The weights of the 34B checkpoint are 68 GB in bf16 and my A100 has 40 GB."],
+ "optimizer_state": ["Forward and backward complete, then opt.step() raises the OOM.", "Full fine-tune with Adam of a 3B model on 24GB: LoRA works, full training dies at the update."],
+ "missing_no_grad": ["During the test phase, memory increases until crash; I never wrapped it in no_grad.", "Inference script keeps a graph for every sample since requires_grad is on."],
+ "graph_retained": ["I log loss to a list (not loss.item()) and memory goes up every iteration.", "epoch_loss += criterion(out, y) each step, memory climbs each step."],
+ "reference_leak": ["We cache the hidden states of every batch in self.cache and it grows.", "All attention maps are appended to a global list for visualisation, memory climbs."],
+ "fragmentation": ["torch.cuda.memory_reserved() keeps going up though memory_allocated() stays put.", "Lots of free memory in the cache but not in one piece: fragmentation?"],
+ "other_process_or_device": ["My colleague's job occupies the same GPU.", "An old Jupyter kernel still holds GPU memory."],
+ "full_precision": ["I never enabled mixed precision; everything is fp32.", "Loading the diffusion pipeline in torch.float32 on a 10GB card."],
+ "large_logits": ["The loss over a 256000-token vocabulary is where it dies.", "The final classifier has 2 million output classes and the softmax OOMs."],
+ "attention_quadratic": ["Vanilla attention without FlashAttention at 8192 tokens OOMs.", "The QK^T scores matrix for long inputs is what runs out."],
+ "kv_cache_or_generation": ["model.generate with max_new_tokens=4096 runs out after a while.", "num_return_sequences=20 during sampling crashes."],
+ "checkpoint_loading": ["torch.load restores the optimizer tensors onto the GPU and it fails.", "Reloading the saved model on a different GPU than it was saved on fails with OOM."],
+ "dataloader_or_host": ["The container gets OOM-killed; dmesg shows the python process using 60 GB of RAM.", "Pinned memory with large prefetch_factor exhausts host memory."],
+ "cudnn_or_workspace": ["cudnn.benchmark=True triggers the OOM during algorithm search.", "CUDNN_STATUS_ALLOC_FAILED in the first convolution."],
+ "distributed_replication": ["Every DDP process creates a context on GPU 0.", "Adding GPUs with plain DDP did not help; each still holds the full model and optimizer."],
+ "framework_bug": ["Since the nightly build from last week, the same job runs out of memory.", "Downgrading to the previous release fixes the OOM."],
+}
+
+
+@pytest.mark.parametrize(("label", "note"), [(label, note) for label, notes in NOTE_ONLY_THIRD_WORDING.items() for note in notes])
+def test_each_cause_from_a_third_wording(label, note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == label
+
+
+def test_adapters_named_as_what_worked_are_not_what_failed():
+    note = "LoRA works, full training dies at the update"
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).lora
+
+
+def test_a_data_sample_is_not_generation():
+    note = "the inference script fails on the first sample"
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"

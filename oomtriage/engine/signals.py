@@ -38,7 +38,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load"),
     ("generation", r"\bgenerat(?:e|es|ed|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
-                   r"\binference (?:server|engine)|\bsampl(?:e|es|ing)\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+                   r"\binference (?:server|engine)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b"),
@@ -95,7 +95,7 @@ _A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
-                   r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bregress\w*|\bbisect\w*|"
+                   r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
                    r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
                    r"used to (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
                    r"(?:worked|ran|was fine|were fine|fit|fitted)[^.;]{0,20}\b(?:last (?:week|month|year)|yesterday)")
@@ -103,7 +103,8 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
-                  r"(?:held|used|taken|occupied) by (?:another|other|someone)|zombie|orphan\w* process|"
+                  r"(?:held|used|taken|occupied) by (?:another|other|someone)|zombie|"
+                  r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
                   r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
@@ -128,7 +129,8 @@ _OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?offload|offloa
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
-             r"oom[- ]killer|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
+             r"oom[- ]kill(?:er|ed)|\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
+             r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
 # The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
 _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
                     r"[^.;]{0,60}nvidia-smi|nvidia-smi[^.;]{0,40}\b(?:full|much more|far more|almost all)\b[^.;]{0,60}"
@@ -142,16 +144,17 @@ _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|whe
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
                    r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
                    r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
-                   r"switch\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|"
+                   r"switch\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|(?:at|in|during) the (?:weight |parameter )?update\b|"
                    r"optimi[sz]er(?:'s)? states?\b[^.;]{0,40}\b(?:push\w*|too (?:big|large|much)|do(?:es)?(?:n't| not) fit|over the)|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
 # Code the note quotes or describes that keeps each step's graph: a loss summed as a tensor,
 # retain_graph, losses stored with their history.
 _LOSS_KEPT = (r"(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
-              r"(?:stor|keep|append|accumulat|sum|collect|sav)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
+              r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
-                 r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks)\b"
-                 r"[^.;]{0,40}\b(?:list|dict|array|cache|on the gpu|in memory)\b")
+                 r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
+                 r"hidden states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
+                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|on the gpu|in memory)\b|\bself\.\w+)")
 # Attention named where the note says it failed, or the memory-efficient kernels it lacks.
 _ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without (?:flash|memory[- ]efficient|sdpa|xformers)|"
                    r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
@@ -161,23 +164,30 @@ _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w
 # The batch size raised as what made it fail ("from 8 to 32", "increasing the batch size").
 _BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?:\w+ )?batch(?:[ _-]?size)?\b|"
                  r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+ (?:works?|fits?|is fine|runs?)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
-                 r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but")
+                 r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but|"
+                 r"(?:bigger|larger|higher) (?:mini-?)?batch(?:es| sizes?)?\b|above a (?:mini-?)?batch|"
+                 r"\d+ (?:\w+ )?per (?:mini-?)?batch\b[^.;]{0,40}\b\d+ (?:\w+ )?per (?:mini-?)?batch")
+# Gradients left on where nothing is trained: what the note says about requires_grad and no_grad.
+_GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?)? (?:are |is )?(?:still )?(?:on|enabled)\b|"
+                 r"keeps? (?:a|the) (?:computation(?:al)? |autograd )?graph|never (?:wrapped|used|put) (?:it |them )?(?:in|under) (?:torch\.)?no_grad|"
+                 r"without (?:torch\.)?(?:no_grad|inference_mode)|forgot (?:to use |the )?(?:torch\.)?no_grad|no no_grad")
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
                 r"softmax over (?:the )?(?:vocab\w*|classes|labels|tokens)")
 # More GPUs that did not lower the memory each one needs: every GPU holds a full replica.
-_MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b[^.;]{0,40}"
+_MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|adding|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b[^.;]{0,40}"
                       r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|not|never) (?:help|reduce|lower|change|fix|matter|make a difference)|"
                       r"(?:same|still|also) (?:\w+ ){0,4}(?:oom|error|out of memory|fails?)[^.;]{0,20} (?:with|on|across) "
                       r"(?:\d+|two|four|eight|more|multiple|several) (?:\w+ )?(?:gpus|cards|devices)|"
                       r"(?:memory|usage) (?:per|on each|of each) (?:gpu|card|device) (?:is |stays |remains )?(?:the same|unchanged|identical)|"
                       r"each (?:gpu|card|device|rank) (?:\w+ ){0,3}(?:full|whole|entire|complete) (?:copy|model|replica)|"
-                      r"(?:each|every) (?:one|gpu|card|device|rank)\b[^.;]{0,30}\b(?:needs|uses|takes|holds) the same (?:memory|amount)")
+                      r"(?:each|every) (?:one|gpu|card|device|rank)\b[^.;]{0,30}\b(?:needs|uses|takes|holds) the same (?:memory|amount)|"
+                      r"each (?:one |gpu |rank )?still (?:holds|keeps|has) the (?:full|whole|entire|complete) (?:model|copy|replica)")
 # The cache growing while live tensors do not: the allocator keeps carving new blocks.
-_RESERVED_GROWS = (r"allocated(?: memory)? (?:is|stays|remains|looks) (?:flat|constant|stable|the same|unchanged|steady)|"
-                   r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?)\b[^.;]{0,60}"
-                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't)|"
+_RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (?:flat|constant|stable|the same|unchanged|steady|put)|"
+                   r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?|going up|goes up)\b[^.;]{0,60}"
+                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't|stays put)|"
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
@@ -187,7 +197,7 @@ _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
                 rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
-                r"(?:every|each|all)(?: the)? (?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
+                r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
@@ -200,7 +210,8 @@ _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:al
                     r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
-_LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? (?:\w+ )?(?:audio|recording|file|wav|clip|video|speech)|"
+_LONG_INPUT = (r"\b(?:\d[\d.,]*|one|two|three|four|five|six|ten|twenty|thirty|ninety)[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
+               r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
@@ -208,7 +219,7 @@ _LONG_INPUT = (r"\b\d[\d.,]*[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
-_DIFFUSION = r"diffusion|\bunet\b|u-net|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|text-to-image|image-to-video|dreambooth|text-to-video|video model"
+_DIFFUSION = r"diffusion|unet2dcondition|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|text-to-image|image-to-video|dreambooth|text-to-video|video model"
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
@@ -273,6 +284,7 @@ class Signals:
     host_ram: bool = False
     optimizer_step: bool = False
     loss_kept: bool = False
+    grad_left_on: bool = False
     outputs_kept: bool = False
     attention_said: bool = False
     library_said: bool = False
@@ -394,9 +406,9 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
+    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
-        signals.batch_size = int(batch.group(1) or batch.group(2))
+        signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
                   r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
         or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
@@ -404,7 +416,8 @@ def read_numbers(note: str, signals: Signals) -> None:
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
-    vocab = _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?(\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
+    vocab = _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
+        _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?(\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
         _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
         _search(r"(\d[\d,.]*\s?[kKmM]) vocab", note) or _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
     if vocab:
@@ -451,7 +464,7 @@ def frame_text(context: TriageContext) -> str:
     return "\n".join(f"{frame.function or ''} {frame.code or ''} {frame.filename}" for frame in context.stack.frames)
 
 
-_FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out of|\bran out of|\bOOM|out-of-memory|out of memory|\berror|\babort|"
+_FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
                   r"\bstops\b|\bkilled\b|\bexception|\bbreaks\b")
 # "after training" says training was over, so "after" is not a where-word.
 _WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.]|\.(?!\s)){0,60})"
@@ -605,12 +618,14 @@ def read_signals(context: TriageContext) -> Signals:
         "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
-        "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note), "lora": (_LORA, note),
+        "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
+        # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
+        "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|:\s+|\n", note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
-        "loss_kept": (_LOSS_KEPT, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)),
+        "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)),
         "library_said": (_LIBRARY_SAID, note), "batch_raised": (_BATCH_RAISED, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),

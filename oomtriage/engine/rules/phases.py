@@ -125,7 +125,7 @@ def loading(data: RuleInput) -> Iterator[Vote]:
         return
     note = (data.context.note or "").lower()
     resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart",
-                                             "state dict", "state_dict", "second copy", "duplicate", "copies"))
+                                             "state dict", "state_dict", "second copy", "duplicate", "copies", "saved", "reload"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
     resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
     if resuming:
@@ -252,6 +252,14 @@ def optimizer_setup(data: RuleInput) -> Iterator[Vote]:
     if data.signals.phase == "optimizer_setup":
         yield Vote("optimizer_state", 0.75, f"It failed while the optimizer was being set up ({data.signals.phase_source}), "
                    "before any activation existed: optimizer states (and fp32 master weights) do not fit.")
+
+
+@rule
+def gradients_left_on(data: RuleInput) -> Iterator[Vote]:
+    signals = data.signals
+    if signals.grad_left_on and signals.phase in ("evaluation", "generation", "unknown") and not signals.no_grad_already:
+        yield Vote("missing_no_grad", 0.7, f'The note says gradients stay on where nothing is trained ("{signals.evidence["grad_left_on"]}"): '
+                   "every forward keeps its activations for a backward that never comes (torch.no_grad() / inference_mode()).")
 
 
 @rule
