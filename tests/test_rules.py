@@ -1153,3 +1153,11 @@ def test_adapters_named_as_what_worked_are_not_what_failed():
 def test_a_data_sample_is_not_generation():
     note = "the inference script fails on the first sample"
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"
+
+
+def test_a_fine_tuned_model_run_for_inference_is_not_training():
+    text = sentence(req="200.00 MiB", total="23.65 GiB", free="100.00 MiB", alloc="22.50 GiB", unalloc="100.00 MiB")
+    note = "running inference with my fine-tuned 7B model on a 24 GB card"
+    signals = read_signals(build_context(text=text, note=note))
+    assert not signals.full_finetune
+    assert ids(text, note)[0] != "optimizer_state"

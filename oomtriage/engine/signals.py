@@ -223,8 +223,9 @@ _DIFFUSION = r"diffusion|unet2dcondition|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
-_FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ed|ing)? (?:a|an|the)\b|"
-                  r"full-parameter|from scratch|\bfine-?tun\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
+# "a fine-tuned / pretrained model" names what is run, not training that is running.
+_FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ing)? (?:a|an|the)\b|"
+                  r"full-parameter|from scratch|\bfine-?tun(?!ed\b)\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
 _LORA = r"\blora\b|\bqlora\b|\bpeft\b|adapter"
 # What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
 _FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[- ]precision|single[- ]precision|--no-half\b|"
