@@ -1161,3 +1161,36 @@ def test_a_fine_tuned_model_run_for_inference_is_not_training():
     signals = read_signals(build_context(text=text, note=note))
     assert not signals.full_finetune
     assert ids(text, note)[0] != "optimizer_state"
+
+
+# A fourth wording (measured before the readers were extended for it: see BENCHMARKS.md).
+NOTE_ONLY_FOURTH_WORDING = {
+ "batch_too_large": ["Went from batch 32 to batch 128 to speed things up and now step one OOMs.", "The default batch of 64 is too much for a 6 GB card."],
+ "input_size_too_large": ["Works on 256px crops; on the full 4000x3000 photos it crashes.", "Our documents are 50k tokens long and the encoder cannot handle them."],
+ "model_too_large": ["Trying to run a 180B model on two 24 GB cards.", "The 20B checkpoint alone needs 40 GB in half precision; I have 16."],
+ "optimizer_state": ["The OOM comes from exp_avg_sq being allocated in the first step.", "Moving from SGD to AdamW doubled memory and now it doesn't fit."],
+ "missing_no_grad": ["My evaluate() runs the model on the val loader without torch.no_grad and dies.", "Inference memory grows per image because autograd is still recording."],
+ "graph_retained": ["We sum the losses of all steps into one tensor for logging.", "history.append(loss) each iteration makes memory increase."],
+ "reference_leak": ["I collect the output features of each batch in a list on cuda for later clustering.", "A dict of cached tensors grows forever during training."],
+ "fragmentation": ["memory_summary shows 6 GB reserved but unallocated right before the OOM.", "expandable segments made the OOM go away."],
+ "other_process_or_device": ["Another user's process on the shared server takes 20 GB of the card.", "Something else on the machine already uses most of the VRAM."],
+ "full_precision": ["The model is loaded as float32 by default and that takes 28 GB.", "Running in single precision; switching to bf16 might fit."],
+ "large_logits": ["The OOM is in the softmax over the output vocabulary of 300k words.", "It dies at the LM head when computing logits for 8k tokens."],
+ "attention_quadratic": ["The naive attention implementation materialises seq x seq scores at 16k.", "OOM inside the attention softmax for long prompts."],
+ "kv_cache_or_generation": ["Generating 2000 new tokens per prompt fills the GPU.", "Sampling 32 completions per prompt at once runs out of memory."],
+ "checkpoint_loading": ["Resuming with torch.load puts the saved optimizer state on the GPU next to the live one.", "load_state_dict from a checkpoint on cuda:1 fails."],
+ "dataloader_or_host": ["The kernel dies because the system runs out of RAM while building the dataset.", "Each of the 24 dataloader workers copies the dataset and RAM fills up."],
+ "cudnn_or_workspace": ["The failure is in cudnnFindConvolutionForwardAlgorithm during autotuning.", "cuBLAS cannot create its handle, the GPU is nearly full at start."],
+ "distributed_replication": ["In the multi-GPU run, rank 0 uses 10 GB more than the other ranks.", "All eight workers allocate memory on the first GPU."],
+ "framework_bug": ["A regression: version 0.9 of the library OOMs where 0.8 did not.", "After the driver and CUDA update the same training fails."],
+}
+
+
+@pytest.mark.parametrize(("label", "note"), [(label, note) for label, notes in NOTE_ONLY_FOURTH_WORDING.items() for note in notes])
+def test_each_cause_from_a_fourth_wording(label, note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == label
+
+
+@pytest.mark.parametrize("note", ["I have 2 GPUs", "we have 8 nodes"])
+def test_a_count_of_things_is_not_the_cards_size(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity is None

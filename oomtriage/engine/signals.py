@@ -92,7 +92,7 @@ _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?
 # A version is a dotted number, or a number the words "version", "release", "commit" name: "works
 # with fp16" or "runs on 8 GPUs" is not a version that worked.
 _A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\d+[\w.+-]*)"
-_VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
+_VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
@@ -104,6 +104,7 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
                   r"(?:held|used|taken|occupied) by (?:another|other|someone)|zombie|"
+                  r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
                   r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory")
@@ -118,7 +119,7 @@ _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|cre
 # The allocator's own settings against fragmentation, and whether the note says they helped.
 _ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF|"
                       r"TF_GPU_ALLOCATOR\W{0,3}cuda_malloc_async|XLA_PYTHON_CLIENT_ALLOCATOR\W{0,3}platform|empty_cache\(\)")
-_HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away)\b"
+_HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away|go away|disappear\w*|vanish\w*)\b"
 _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
                        r"than (?:the )?allocated|(?:gap|difference) between (?:reserved|cached) and allocated")
 # Training and an inference engine taking turns on the same GPUs (RL fine-tuning with rollouts).
@@ -129,7 +130,7 @@ _OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?offload|offloa
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
-             r"oom[- ]kill(?:er|ed)|\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
+             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
              r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
 # The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
 _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
@@ -144,20 +145,26 @@ _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|whe
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
                    r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
                    r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
-                   r"switch\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|(?:at|in|during) the (?:weight |parameter )?update\b|"
+                   r"(?:mov|go|chang|switch)\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|\bexp_avg(?:_sq)?\b|momentum_buffer|"
+                   r"optimi[sz]er'?s? moments?\b|(?:at|in|during) the (?:weight |parameter )?update\b|"
                    r"optimi[sz]er(?:'s)? states?\b[^.;]{0,40}\b(?:push\w*|too (?:big|large|much)|do(?:es)?(?:n't| not) fit|over the)|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
 # Code the note quotes or describes that keeps each step's graph: a loss summed as a tensor,
 # retain_graph, losses stored with their history.
-_LOSS_KEPT = (r"(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
+_LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
               r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
                  r"hidden states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
-                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|on the gpu|in memory)\b|\bself\.\w+)")
+                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|on the gpu|in memory)\b|\bself\.\w+)|"
+                 r"\b(?:list|dict|cache|buffer|queue|deque) of (?:cached |stored |saved |gpu )?(?:\w+ )?"
+                 r"(?:tensors|outputs|predictions|features|embeddings|logits|activations)\b")
 # Attention named where the note says it failed, or the memory-efficient kernels it lacks.
 _ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without (?:flash|memory[- ]efficient|sdpa|xformers)|"
                    r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
+# A naive attention named anywhere in the note (the implementation, not only where it failed).
+_NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written) attention|attn_implementation\W{0,3}eager|"
+                    r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -288,6 +295,7 @@ class Signals:
     grad_left_on: bool = False
     outputs_kept: bool = False
     attention_said: bool = False
+    naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
     outside_pytorch: bool = False
@@ -311,6 +319,7 @@ class Signals:
     note_shapes: list[tuple[int, ...]] = field(default_factory=list)
     note_reserved: int | None = None  # "reserved is 20 GB", as the note states PyTorch's figures
     note_allocated: int | None = None
+    note_unallocated: int | None = None
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -430,15 +439,23 @@ def read_numbers(note: str, signals: Signals) -> None:
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
+    idle = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B (?:\w+ )?(?:is |was |were )?reserved but (?:not |un)allocated|"
+                   r"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?(\d+(?:\.\d+)?)\s?([GM])i?B", note)
+    if idle:
+        amount, unit = (idle.group(1), idle.group(2)) if idle.group(1) else (idle.group(3), idle.group(4))
+        signals.note_unallocated = int(float(amount) * (1024**3 if unit.upper() == "G" else 1024**2))
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
+    have = _search(r"\b(?:i|we) (?:only )?have (?:a |an |only |just )?(\d{1,3}(?:\.\d+)?)\s?(?:GB\b|G\b)?(?= ?(?:GB|of vram|vram|\.|,|;|$))", note)
     vram = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B? (?:of )?(?:VRAM|video memory)|(\d+(?:\.\d+)?)\s?GB (?:\w+ )?assigned to the (?:GPU|iGPU)", note)
     if vram:
         amount = float(vram.group(1) or vram.group(3))
         signals.note_gpu_capacity = int(amount * (10**6 if vram.group(2) and vram.group(2).upper() == "M" else 10**9))
     elif gpu:
         signals.note_gpu_capacity = int(float(gpu.group(1)) * 10**9)
+    elif have:
+        signals.note_gpu_capacity = int(float(have.group(1)) * 10**9)
     else:
         name = find_gpu_name(note)
         if name:
@@ -626,7 +643,7 @@ def read_signals(context: TriageContext) -> Signals:
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
-        "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)),
+        "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "batch_raised": (_BATCH_RAISED, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -77,6 +77,9 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     if n.unallocated is None and said_reserved and said_allocated is not None and said_reserved - said_allocated > max(GIB, 0.25 * said_reserved):
         yield Vote("fragmentation", 0.6, f"By the note's figures PyTorch reserved {format_size(said_reserved)} but only "
                    f"{format_size(said_allocated)} was allocated: {format_size(said_reserved - said_allocated)} sat idle in the cache.")
+    if n.unallocated is None and signals.note_unallocated and signals.note_unallocated > GIB:
+        yield Vote("fragmentation", 0.6, f"The note gives {format_size(signals.note_unallocated)} reserved but unallocated at "
+                   "the failure: memory the cache held in blocks too small or too scattered for the request.")
     if signals.reserved_grows:
         yield Vote("fragmentation", 0.7, f'The cache grows while the live tensors do not ("{signals.evidence["reserved_grows"]}"): '
                    "freed blocks are not reused for the new sizes, so the allocator keeps reserving more.")

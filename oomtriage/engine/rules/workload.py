@@ -199,7 +199,7 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
         yield Vote("large_logits", 0.8, f"The tensor that failed has shape {shape}: its last dimension "
                    f"({shape[-1]:,}) is a vocabulary or class count, so this is the output layer's logits.")
     if signals.logits_said and not (signals.vocab_size and signals.vocab_size >= 50_000):
-        yield Vote("large_logits", 0.5, f'The note places the failure at the output layer ("{signals.evidence["logits_said"]}"): '
+        yield Vote("large_logits", 0.6, f'The note places the failure at the output layer ("{signals.evidence["logits_said"]}"): '
                    "logits are batch x tokens x classes, often in fp32 for the loss, and the largest tensor of the step.")
     if signals.vocab_size and signals.vocab_size >= 50_000:
         yield Vote("large_logits", 0.85 if signals.vocab_size >= 1_000_000 else 0.6,
@@ -237,6 +237,9 @@ def attention_named(data: RuleInput) -> Iterator[Vote]:
     """Attention named where the note says it failed: without a fused kernel its scores are a
     sequence x sequence matrix per head."""
     signals = data.signals
+    if signals.naive_attention:
+        yield Vote("attention_quadratic", 0.65, f'The note names an attention that materialises its scores ("{signals.evidence["naive_attention"]}"): '
+                   "batch x heads x sequence² per layer, which fused kernels (SDPA, FlashAttention) never allocate.")
     if signals.attention_said:
         said = signals.evidence["attention_said"]
         weight = 0.6 if said.lower().startswith(("without", "flash", "xformers", "sdpa")) else 0.5
