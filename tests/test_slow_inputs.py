@@ -37,6 +37,22 @@ def test_once_slow_input_is_fast(name, tmp_path):
     assert time.perf_counter() - started < BOUND_SECONDS
 
 
+# Notes a user (or a pasted log) can hand the note readers: one long word, repeated fragments.
+SLOW_NOTES = {
+    "one 64 KB word": "x" * 65_536,
+    "repeated 1x": "1x" * 32_000,
+    "repeated loss +=": "loss += " * 8_000,
+    "repeated GPU 0": "GPU 0 " * 10_000,
+}
+
+
+@pytest.mark.parametrize("name", list(SLOW_NOTES))
+def test_a_long_note_is_read_in_bounded_time(name):
+    started = time.perf_counter()
+    analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=SLOW_NOTES[name])
+    assert time.perf_counter() - started < BOUND_SECONDS
+
+
 def test_redaction_of_a_long_dotted_line_is_linear():
     started = time.perf_counter()
     redact("a." * 20_000, home="")

@@ -150,7 +150,9 @@ _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?ste
                    r"optimi[sz]er(?:'s)? states?\b[^.;]{0,40}\b(?:push\w*|too (?:big|large|much)|do(?:es)?(?:n't| not) fit|over the)|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
 # Code the note quotes or describes that keeps each step's graph: a loss summed as a tensor,
 # retain_graph, losses stored with their history.
-_LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
+# Every \w* that can precede "loss" starts at a word boundary: unanchored, a long word would be
+# scanned again from each of its letters (quadratic).
+_LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\b\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
               r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
