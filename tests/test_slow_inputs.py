@@ -43,6 +43,8 @@ SLOW_NOTES = {
     "repeated 1x": "1x" * 32_000,
     "repeated loss +=": "loss += " * 8_000,
     "repeated GPU 0": "GPU 0 " * 10_000,
+    "a 64 KB dotted number": "0." * 32_000,
+    "a 64 KB comma number": "1," * 32_000,
 }
 
 

@@ -54,8 +54,8 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            # "increasing the batch size" is a setting that changed, not memory that grew
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with|after|batch|step|iteration|epoch)|"
-           r"after (?:about |some |a few |several |many |\d[\d,]* |the first )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
-           r"(?:during|in|at) (?:epoch|iteration|step) \d+|\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
+           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |the first )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
+           r"(?:during|in|at) (?:epoch|iteration|step) \d+|(?<![\d.,])\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
            r"partway|part-way|mid-?(?:training|epoch|run|way)|midway|"
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
@@ -64,8 +64,8 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
            r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up)\b|"
            r"(?:works?|runs?|ran|trains?|trained|goes|went|is fine) (?:fine |well |ok |normally )?for (?:about |around |~ ?)?"
-           r"\d[\d,]* (?:epochs?|iterations?|steps?|batches|hours?|minutes?)|"
-           r"after (?:~ ?|around |roughly |approximately |over |more than )\d[\d,.]*k? (?:\w+ )?(?:epochs?|iterations?|steps?|batches)")
+           r"(?<![\d.,])\d[\d,]* (?:epochs?|iterations?|steps?|batches|hours?|minutes?)|"
+           r"after (?:~ ?|around |roughly |approximately |over |more than )(?<![\d.,])\d[\d,.]*k? (?:\w+ )?(?:epochs?|iterations?|steps?|batches)")
 # The script already drops its tensors and empties the cache every iteration: memory that still
 # grows is not held by the script's references.
 _FREES_EVERY_STEP = (r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?:[\w/]+(?:, | and | ?/ ?)){0,4}[\w/]+ "
@@ -219,7 +219,7 @@ _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:al
                     r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
-_LONG_INPUT = (r"\b(?:\d[\d.,]*|one|two|three|four|five|six|ten|twenty|thirty|ninety)[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
+_LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
@@ -372,7 +372,7 @@ def _param_count(text: str) -> float | None:
     experts = _search(r"(?<![\w.])(\d{1,3})\s?x\s?(\d+(?:\.\d+)?)\s?[bB]\b", text)
     if experts:
         return 0.8 * int(experts.group(1)) * float(experts.group(2)) * 1e9
-    counted = _search(r"(\d[\d,]{6,})\s+(?:trainable )?param", text)
+    counted = _search(r"((?<![\d,])\d[\d,]{6,})\s+(?:trainable )?param", text)
     if counted:
         return float(counted.group(1).replace(",", ""))
     # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit.
@@ -428,10 +428,10 @@ def read_numbers(note: str, signals: Signals) -> None:
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
-    vocab = _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
-        _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?(\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
-        _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
-        _search(r"(\d[\d,.]*\s?[kKmM]) vocab", note) or _search(r"(\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
+    vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
+        _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
+        _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
+        _search(r"((?<![\d.,])\d[\d,.]*\s?[kKmM]) vocab", note) or _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
     if vocab:
         try:
             signals.vocab_size = int(_number(vocab.group(1)))

@@ -65,7 +65,8 @@ def periodic_step(data: RuleInput) -> Iterator[Vote]:
 
 
 # A CUDA source file of the program or a library (not a framework's allocator) calling cudaMalloc.
-_LIBRARY_CUDA_MALLOC = re.compile(r"[\w./-]+\.cu:\d+(?=[\s\S]{0,200}cudaMalloc)|cudaMalloc\w*\(&?[\w.>-]+,", re.IGNORECASE)
+# Each path is tried from its first character only (a lookbehind), or "0.0.0..." backtracks quadratically.
+_LIBRARY_CUDA_MALLOC = re.compile(r"(?<![\w./-])[\w./-]+\.cu:\d+(?=[\s\S]{0,200}cudaMalloc)|cudaMalloc\w*\(&?[\w.>-]+,", re.IGNORECASE)
 
 
 @rule
