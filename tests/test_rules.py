@@ -1194,3 +1194,19 @@ def test_each_cause_from_a_fourth_wording(label, note):
 @pytest.mark.parametrize("note", ["I have 2 GPUs", "we have 8 nodes"])
 def test_a_count_of_things_is_not_the_cards_size(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity is None
+
+
+def test_a_frozen_backbone_is_not_full_model_states():
+    text = sentence(req="1.00 GiB", total="23.65 GiB", free="300.00 MiB", alloc="22.00 GiB", unalloc="200.00 MiB")
+    note = "training a 3B model on a 24 GB card"
+    assert "optimizer_state" in ids(text, note)[:2]
+    frozen = ranked(text, note + " with the backbone frozen, only the head is trained")
+    assert not any("Training states need" in " ".join(cause.evidence) for cause in frozen)
+
+
+def test_an_eight_bit_optimizer_keeps_two_bytes_per_parameter():
+    text = sentence(req="1.00 GiB", total="23.65 GiB", free="300.00 MiB", alloc="22.00 GiB", unalloc="200.00 MiB")
+    # 2B parameters: Adam's 16 B/param = 32 GB does not fit 25 GB; 8-bit Adam's 10 B/param = 20 GB does
+    assert "Training states need" in evidence_of(text, "full fine-tuning a 2B model with AdamW on 24 GB", "optimizer_state")
+    eight_bit = ranked(text, "full fine-tuning a 2B model with adamw_8bit on 24 GB")
+    assert not any("Training states need" in " ".join(cause.evidence) for cause in eight_bit)

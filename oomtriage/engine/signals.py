@@ -236,6 +236,11 @@ _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|tr
 _FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ing)? (?:a|an|the)\b|"
                   r"full-parameter|from scratch|\bfine-?tun(?!ed\b)\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
 _LORA = r"\blora\b|\bqlora\b|\bpeft\b|adapter"
+# Most parameters frozen: the optimizer holds state for the trainable part only.
+_FROZEN = (r"\bfrozen\b|\bfreez(?:e|es|ing)\b|requires_grad ?= ?False|requires_grad_\(False\)|"
+           r"only (?:train\w*|fine-?tun\w*|updat\w*) (?:the )?(?:head|last|top|final|classifier|adapters?|\w+ layers?)")
+# Optimizers that keep 8-bit or factored state: ~2 bytes per parameter instead of Adam's 8.
+_SMALL_STATE_OPTIMIZER = r"8-?bit (?:adam\w*|optimi[sz]er)|adam\w*_8bit|adam\w*8bit|paged_adam\w*|bnb\.optim|adafactor|\bgalore\b"
 # What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
 _FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[- ]precision|single[- ]precision|--no-half\b|"
                    r"--precision[= ]full|\bno-half\b|32[- ]bit (?:floats?|weights|precision)|\bin fp ?32\b")
@@ -281,6 +286,8 @@ class Signals:
     gpu_count: int | None = None
     full_finetune: bool = False
     lora: bool = False
+    frozen: bool = False
+    small_state_optimizer: bool = False
     low_precision: bool = False
     full_precision_said: bool = False
     allocator_setting: bool = False
@@ -640,6 +647,7 @@ def read_signals(context: TriageContext) -> Signals:
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
+        "frozen": (_FROZEN, note), "small_state_optimizer": (_SMALL_STATE_OPTIMIZER, note),
         "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|:\s+|\n", note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),

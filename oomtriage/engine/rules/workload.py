@@ -17,8 +17,8 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if not params or not capacity or signals.phase in ("generation", "loading"):
         return
     training = signals.full_finetune or signals.phase in ("training", "optimizer_setup")
-    if not training or signals.lora:
-        return  # adapters train a sliver of the parameters: the frozen weights need no gradients or moments
+    if not training or signals.lora or signals.frozen:
+        return  # adapters or a frozen backbone: most weights need no gradients or moments, and the count says not how many
     gpus = max(1, signals.gpu_count or 1)
     if signals.offload:
         # The optimizer's moments and fp32 master weights live in host memory: the GPU keeps bf16
@@ -28,7 +28,9 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
             yield Vote("model_too_large", 0.6, f"Even with the optimizer offloaded, bf16 weights and gradients take "
                        f"{format_size(int(on_gpu))} per GPU of {format_size(capacity)}.")
         return
-    full = 16 * params
+    # Adam keeps two fp32 moments (8 B/param, plus a 4 B master copy in mixed precision); 8-bit and
+    # factored optimizers keep about 2 B/param.
+    full = 10 * params if signals.small_state_optimizer else 16 * params
     stage = signals.zero_stage
     if stage == 3 or signals.fsdp:
         per_gpu = full / gpus
@@ -58,7 +60,8 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
                        f"of {format_size(capacity)}, before any optimizer state or activation: shard, offload or train fewer parameters.")
             yield Vote("optimizer_state", 0.45, f"The optimizer's moments would add {format_size(int(8 * params))} more.")
         else:
-            yield Vote("optimizer_state", 0.6, f"Training states need {format_size(int(full))}; the weights alone fit.")
+            yield Vote("optimizer_state", 0.45 if signals.small_state_optimizer else 0.6,
+                       f"Training states need {format_size(int(full))}; the weights alone fit.")
             yield Vote("model_too_large", 0.45, "Full training of this model does not fit one GPU.")
 
 
