@@ -1210,3 +1210,28 @@ def test_an_eight_bit_optimizer_keeps_two_bytes_per_parameter():
     assert "Training states need" in evidence_of(text, "full fine-tuning a 2B model with AdamW on 24 GB", "optimizer_state")
     eight_bit = ranked(text, "full fine-tuning a 2B model with adamw_8bit on 24 GB")
     assert not any("Training states need" in " ".join(cause.evidence) for cause in eight_bit)
+
+
+def test_a_model_that_was_trained_is_history_not_the_phase():
+    note = "loading the weights fails when the GPU the model was trained on is busy"
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "loading"
+
+
+def test_torch_load_named_in_the_note_restores_to_the_saved_device():
+    note = "eval.py calls torch.load on the saved model and loading fails with OOM"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "checkpoint_loading"
+
+
+@pytest.mark.parametrize("note", [
+    "multi-node training with 8 GPUs per node: the rank-0 GPU uses an extra 2 GB compared with the others",
+    "with mpirun -np 4, several processes sit on gpu 0 and rank 0 runs out of memory",
+])
+def test_processes_or_memory_on_gpu_zero_of_a_multi_gpu_job_are_its_own_ranks(note):
+    causes = ids("RuntimeError: CUDA out of memory.", note)
+    assert causes[0] == "distributed_replication"
+
+
+def test_a_colocated_trainer_failing_in_backward_is_not_the_engines_reservation():
+    note = "PPO training with the vLLM engine colocated on the same GPUs fails in the backward pass of the second step"
+    top = ids("RuntimeError: CUDA out of memory.", note)
+    assert top[0] == "fragmentation" and top.index("kv_cache_or_generation") > 1

@@ -43,7 +43,8 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b"),
     # "the trained model", "a pretrained / fine-tuned checkpoint" describe what is run, not training.
-    ("training", r"\btrain(?:ing|s)?\b|(?:I|we|was|were|is|are|been|being|have|has|had|get|gets) (?:\w+ )?trained\b|"
+    # "we trained it for a day before the OOM" is training; "the GPU the model was trained on" is history
+    ("training", r"\btrain(?:ing|s)?\b|\b(?:I|we|they) (?:\w+ )?trained\b|"
                  r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
@@ -200,7 +201,7 @@ _RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
-_ZEROTH = r"(?:gpu|card|device|rank|cuda:?) ?#?0\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
+_ZEROTH = r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
 _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:the )?(?:gpu |vram |video )?memory|"
             r"occupied|fills? up|full)\b")
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"

@@ -20,6 +20,7 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
     if signals.rank0_heavy and multi:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
+        yield Vote("other_process_or_device", -0.3, "The extra processes or memory on that GPU are the job's own ranks.")
     if signals.data_parallel and signals.gpu_count != 1:
         yield Vote("distributed_replication", 0.45, "nn.DataParallel copies the model from GPU 0 every step and gathers all "
                    "outputs (and computes the loss) there, so GPU 0 needs more than the others; DistributedDataParallel "

@@ -128,7 +128,9 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart",
                                              "state dict", "state_dict", "second copy", "duplicate", "copies", "saved", "reload"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
-    resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
+    # torch.load itself (in the frames or the note) restores every tensor to the device it was saved from.
+    resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames)) \
+        or "torch.load" in note
     if resuming:
         yield Vote("checkpoint_loading", 0.75, f"It failed while restoring saved tensors ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
