@@ -1235,3 +1235,9 @@ def test_a_colocated_trainer_failing_in_backward_is_not_the_engines_reservation(
     note = "PPO training with the vLLM engine colocated on the same GPUs fails in the backward pass of the second step"
     top = ids("RuntimeError: CUDA out of memory.", note)
     assert top[0] == "fragmentation" and top.index("kv_cache_or_generation") > 1
+
+
+@pytest.mark.parametrize("note", ["the evaluation during training runs out of memory",
+                                  "validation in the middle of training crashes with OOM"])
+def test_an_evaluation_inside_training_is_the_evaluation(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"

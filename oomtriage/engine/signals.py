@@ -524,12 +524,21 @@ def _without_what_went_well(sentence: str) -> str:
     return "".join(kept)
 
 
+_EVAL_WITHIN_TRAINING = (r"\b(?:evaluation|validation|eval|evaluating|validating|testing)\b (?:\w+ ){0,2}"
+                         r"(?:during|in the middle of|while|mid-?|partway through|between epochs of) ?(?:the )?training\b")
+
+
 def note_phase(note: str) -> tuple[Phase, str] | None:
     """The phase named where the note says the run failed ("fails inside loss.backward()"), else anywhere."""
     sentences = re.split(r"(?<=[\w)\]])\.\s+(?=[A-Z])|;\s+|\n", note)
     sentences = [_without_what_went_well(sentence) for sentence in sentences]
     note = " ".join(sentences)
     failing = [sentence for sentence in sentences if _search(_FAILURE_WORDS, sentence)]
+    for sentence in failing:
+        # "the evaluation during training runs out": the evaluation is what ran, training is when.
+        periodic = _search(_EVAL_WITHIN_TRAINING, sentence)
+        if periodic:
+            return "evaluation", f'the note says "{periodic.group(0)}"'
     scopes = [*failing, note]
     for index, scope in enumerate(scopes):
         # By position, not identity: " ".join of one sentence is that very string object.
