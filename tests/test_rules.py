@@ -1241,3 +1241,10 @@ def test_a_colocated_trainer_failing_in_backward_is_not_the_engines_reservation(
                                   "validation in the middle of training crashes with OOM"])
 def test_an_evaluation_inside_training_is_the_evaluation(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"
+
+
+def test_dense_prediction_evaluated_on_whole_images():
+    note = "semantic segmentation: training on crops works, the evaluation during training runs out of memory"
+    assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+    growing = "semantic segmentation: memory keeps growing batch after batch during evaluation"
+    assert "input_size_too_large" not in ids("RuntimeError: CUDA out of memory.", growing)[:2]

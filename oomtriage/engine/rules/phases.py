@@ -34,6 +34,11 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "evaluation inputs are often full-size where training used crops or shorter sequences.")
     if signals.long_input:
         yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
+    elif "detection" in signals.domains and not big_request and not signals.growth:
+        # Dense prediction trains on crops and evaluates on whole images (Cityscapes: 512x1024 crops,
+        # 1024x2048 at test time), so evaluation is where the largest activations appear.
+        yield Vote("input_size_too_large", 0.45, "Segmentation and detection models train on crops but evaluate whole, "
+                   "full-resolution images: evaluation activations are several times the training ones.")
     if signals.no_grad_already:
         yield Vote("missing_no_grad", -0.7, f'It already runs without gradients ("{signals.evidence["no_grad_already"]}").')
     elif signals.managed_eval:
