@@ -1248,3 +1248,9 @@ def test_dense_prediction_evaluated_on_whole_images():
     assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]
     growing = "semantic segmentation: memory keeps growing batch after batch during evaluation"
     assert "input_size_too_large" not in ids("RuntimeError: CUDA out of memory.", growing)[:2]
+
+
+@pytest.mark.parametrize(("note", "params"), [("pretraining a 1B model on 2B tokens", 1e9), ("fine-tuning on 5M images", None),
+                                              ("a 13b chat model trained on 1T tokens", 13e9)])
+def test_a_datasets_size_is_not_the_models(note, params):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).param_count == params

@@ -384,7 +384,10 @@ def _param_count(text: str) -> float | None:
     if counted:
         return float(counted.group(1).replace(",", ""))
     # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit.
-    for match in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![\w/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))",
+    for match in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![\w/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
+                             # "2B tokens", "5M images": a dataset's size, not the model's
+                             r"(?!\s?(?:\w+ )?(?:tokens?|images?|samples?|examples?|words?|rows?|records?|pairs?|steps?|sentences?|"
+                             r"documents?|frames?|points?|nodes?|edges?|requests?)\b)",
                              text, re.IGNORECASE):
         value = float(match.group(1)) * (1e9 if match.group(2).lower() == "b" else 1e6)
         if 1e7 <= value <= 2e12:
