@@ -21,7 +21,7 @@ GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
     r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
     r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada)?|(?:RTX|GTX) ?\d{4}(?: Ti| SUPER)?|"
-    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?)\b"
+    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?)(?:s\b|\b)"
 )
 
 

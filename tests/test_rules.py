@@ -1254,3 +1254,10 @@ def test_dense_prediction_evaluated_on_whole_images():
                                               ("a 13b chat model trained on 1T tokens", 13e9)])
 def test_a_datasets_size_is_not_the_models(note, params):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).param_count == params
+
+
+@pytest.mark.parametrize(("note", "capacity"), [("a machine with 64 GB of memory and an RTX 3060", 12e9),
+                                                ("the server has 256 GB of memory and 8 A100s", 40e9),
+                                                ("a GPU with 24 GB of memory", 24e9)])
+def test_the_hosts_memory_is_not_the_cards(note, capacity):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity == capacity

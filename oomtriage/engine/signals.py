@@ -460,6 +460,10 @@ def read_numbers(note: str, signals: Signals) -> None:
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
+    if gpu and gpu.group(0).lower().endswith(" of memory") and \
+            _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
+                    note[max(0, gpu.start() - 40):gpu.start()]):
+        gpu = None  # "a machine with 64 GB of memory" is the host's RAM, not the card
     have = _search(r"\b(?:i|we) (?:only )?have (?:a |an |only |just )?(\d{1,3}(?:\.\d+)?)\s?(?:GB\b|G\b)?(?= ?(?:GB|of vram|vram|\.|,|;|$))", note)
     vram = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B? (?:of )?(?:VRAM|video memory)|(\d+(?:\.\d+)?)\s?GB (?:\w+ )?assigned to the (?:GPU|iGPU)", note)
     if vram:
