@@ -43,9 +43,11 @@ _BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|dual|\d ?x) ((?:[23
                        r"\b([TL]4|A2|A10G?)\b", re.IGNORECASE)
 
 
-def find_gpu_name(text: str) -> str | None:
+def find_gpu_name(text: str, *, bare: bool = False) -> str | None:
+    """The first GPU named in ``text``. ``bare``: also cards named by number alone ("on a 4090",
+    "T4"), for what a person wrote; a log's tokens ("a2", "l4") are not read that way."""
     match = GPU_NAME.search(text)
     if match:
         return match.group(0).strip()
-    bare = _BARE_GPU.search(text)
-    return (bare.group(1) or bare.group(2)) if bare else None
+    found = _BARE_GPU.search(text) if bare else None
+    return (found.group(1) or found.group(2)) if found else None

@@ -474,7 +474,7 @@ def read_numbers(note: str, signals: Signals) -> None:
     elif have:
         signals.note_gpu_capacity = int(float(have.group(1)) * 10**9)
     else:
-        name = find_gpu_name(note)
+        name = find_gpu_name(note, bare=True)
         if name:
             signals.note_gpu_capacity = capacity_of_gpu(name)
     tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
