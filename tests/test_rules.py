@@ -655,6 +655,10 @@ def test_free_memory_just_above_the_request_is_not_room():
     plenty = sentence(req="1.00 GiB", total="10.73 GiB", free="6.00 GiB", alloc="3.00 GiB", unalloc="10.00 MiB")
     assert "framework_bug" not in ids(barely)[:3]
     assert "framework_bug" in ids(plenty)[:2]
+    # The facts say the same as the rules: no "more free than requested" for a rounding's worth.
+    def facts(text):
+        return {fact.name for fact in analyze_inputs([], text=text).facts}
+    assert "request_below_free" not in facts(barely) and "request_below_free" in facts(plenty)
 
 
 @pytest.mark.parametrize(("note", "phase"), [

@@ -27,12 +27,13 @@ KNOTS: tuple[tuple[float, float], ...] = (
     (1.0, 1.0),
 )
 
+_SCORES = [score for score, _ in KNOTS]
+
 
 def calibrate(score: float) -> float:
     """The confidence for a raw score: linear between the fitted knots, monotone, within [0, 1]."""
     score = min(1.0, max(0.0, score))
-    xs = [x for x, _ in KNOTS]
-    index = bisect_right(xs, score)
+    index = bisect_right(_SCORES, score)
     if index == 0:
         return KNOTS[0][1]
     if index >= len(KNOTS):

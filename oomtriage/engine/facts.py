@@ -121,6 +121,15 @@ def describe(numbers: Numbers, context: TriageContext, signals: Signals) -> None
     _derived(numbers, signals)
 
 
+def free_room_for_request(n: Numbers) -> bool:
+    """The driver reported clearly more free memory than was asked for. Free memory only just above
+    the request is no room: the allocator rounds a request up to its block and segment sizes, and
+    the driver maps memory in pages of its own."""
+    if n.requested is None or n.free is None:
+        return False
+    return n.requested + max(256 * 1024**2, 0.02 * (n.capacity or 0)) <= n.free
+
+
 def _derived(n: Numbers, signals: Signals) -> None:
     if n.requested is not None and n.capacity:
         exceeds = n.requested > n.capacity
@@ -135,7 +144,7 @@ def _derived(n: Numbers, signals: Signals) -> None:
                   f"Free memory plus the unused cache ({format_size(n.free + n.unallocated)}) exceeds the request, "
                   "but no single free piece was large enough: that is fragmentation.")
             n.explanation.append(n.facts[-1].text)
-    if n.requested is not None and n.free is not None and n.requested <= n.free:
+    if free_room_for_request(n):
         n.add("request_below_free", True,
               f"The driver reported more free memory ({format_size(n.free)}) than was requested: the free figure was "
               "taken after other allocations, the memory is fragmented at the driver level, or a cap applies.")

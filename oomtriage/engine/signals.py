@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from oomtriage.gpus import capacity_of_gpu, find_gpu_name
 from oomtriage.models import Frame, Phase, TriageContext
+from oomtriage.sizes import parse_size
 
 # --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
@@ -293,6 +294,7 @@ class Signals:
     full_precision_said: bool = False
     allocator_setting: bool = False
     allocator_setting_helped: bool | None = None  # None: used or named, and the note does not say how it went
+    expandable_segments_on: bool = False
     fragmentation_said: bool = False
     rank0_heavy: bool = False
     more_gpus_no_help: bool = False
@@ -340,7 +342,8 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 
 # A negation just before a match in the same clause says the opposite ("nvidia-smi shows no other
 # process", "without fp16", "memory does not keep growing").
-_NEGATION = re.compile(r"\b(?:no|not|never|without|none|nothing|nor)\b|n't\b|\bnon-", re.IGNORECASE)
+_NEGATION_WORDS = "no|not|never|without|none|nothing|nor"
+_NEGATION = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
 _NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
 
@@ -354,7 +357,7 @@ def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
         clause = re.split(r"[,;.:!?()]|\b(?:but|although|though|while|and)\b", before)[-1]
         # A negation among the match's first words counts when it stands as a word ("nvidia-smi
         # shows no other process"), not as part of a flag ("--no-half").
-        if not _NEGATION.search(clause) and not re.match(r"(?:\S+\s+){0,3}(?:no|not|never|without|none|nothing)\s", match.group(0), re.IGNORECASE):
+        if not _NEGATION.search(clause) and not re.match(rf"(?:\S+\s+){{0,3}}(?:{_NEGATION_WORDS})\s", match.group(0), re.IGNORECASE):
             return match
     return None
 
@@ -420,12 +423,13 @@ def tensor_shapes(text: str) -> list[tuple[int, ...]]:
     return shapes[:8]
 
 
+_NOTE_SIZE = r"(\d+(?:\.\d+)?\s?[GM]i?B)\b"
+
+
 def _stated_bytes(subject: str, note: str) -> int | None:
     """A memory figure the note gives for ``subject``: "reserved is 20 GB", "allocated only 12GB"."""
-    match = _search(rf"\b{subject}(?: memory)?(?: is| was| at| of|:|=)?(?: only| just| about| around| ~)?\s*(\d+(?:\.\d+)?)\s?([GM])i?B\b", note)
-    if not match:
-        return None
-    return int(float(match.group(1)) * (1024**3 if match.group(2).upper() == "G" else 1024**2))
+    match = _search(rf"\b{subject}(?: memory)?(?: is| was| at| of|:|=)?(?: only| just| about| around| ~)?\s*{_NOTE_SIZE}", note)
+    return parse_size(match.group(1)) if match else None
 
 
 def read_numbers(note: str, signals: Signals) -> None:
@@ -452,11 +456,10 @@ def read_numbers(note: str, signals: Signals) -> None:
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
-    idle = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B (?:\w+ )?(?:is |was |were )?reserved but (?:not |un)allocated|"
-                   r"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?(\d+(?:\.\d+)?)\s?([GM])i?B", note)
+    idle = _search(rf"{_NOTE_SIZE} (?:\w+ )?(?:is |was |were )?reserved but (?:not |un)allocated|"
+                   rf"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?{_NOTE_SIZE}", note)
     if idle:
-        amount, unit = (idle.group(1), idle.group(2)) if idle.group(1) else (idle.group(3), idle.group(4))
-        signals.note_unallocated = int(float(amount) * (1024**3 if unit.upper() == "G" else 1024**2))
+        signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
@@ -627,14 +630,17 @@ def read_runtime(context: TriageContext, signals: Signals) -> None:
             signals.evidence["growth"] = f"{steps} optimizer steps completed before the OOM"
 
 
+_SENTENCE_END = re.compile(r"(?<=[\w)\]])\.\s+|;\s+|:\s+|\n")
+
+
 def _failing_sentences(note: str) -> str:
     """The note's sentences that say the run failed (what they name is where it failed)."""
-    return " ".join(sentence for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|\n", note) if _search(_FAILURE_WORDS, sentence))
+    return " ".join(sentence for sentence in _SENTENCE_END.split(note) if _search(_FAILURE_WORDS, sentence))
 
 
 def _setting_helped(note: str) -> bool | None:
     """Did the allocator setting the note names help? Read in the sentence that names it."""
-    for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|\n", note):
+    for sentence in _SENTENCE_END.split(note):
         if not _search(_ALLOCATOR_SETTING, sentence):
             continue
         if _search(_DID_NOT_HELP, sentence) or _search(r"\beven with\b|\balready\b|\bstill\b", sentence):
@@ -650,6 +656,7 @@ def read_signals(context: TriageContext) -> Signals:
     message = context.error.raw_message if context.error else ""
     everything = "\n".join([note, frames, message])
     signals = Signals()
+    failing = _failing_sentences(note)
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals)
     if signals.batch_size is not None:
@@ -663,17 +670,17 @@ def read_signals(context: TriageContext) -> Signals:
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
-        # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "frozen": (_FROZEN, note), "small_state_optimizer": (_SMALL_STATE_OPTIMIZER, note),
-        "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in re.split(r"(?<=[\w)\]])\.\s+|;\s+|:\s+|\n", note))),
+        # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
+        "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, _failing_sentences(note)), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
-        "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, _failing_sentences(note)), "naive_attention": (_NAIVE_ATTENTION, note),
+        "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
+        "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "batch_raised": (_BATCH_RAISED, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
-        "saving": (_SAVING, f"{_failing_sentences(note)}\n{frames}"), "uses_adam": (_ADAM, everything),
+        "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
@@ -683,12 +690,14 @@ def read_signals(context: TriageContext) -> Signals:
             signals.evidence[name] = match.group(0)
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
+        signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
                                        r"model[- ]parallel|data[- ]?parallel|tensor[- ]parallel|accelerate launch|multi-node|\btp\d|"
                                        r"all_gather|all_reduce|broadcast", everything)) \
-        or (signals.gpu_count or 0) > 1 or len(context.failing_ranks) > 1 or (context.environment.world_size or 1) > 1
+        or (signals.gpu_count or 0) > 1 or len(context.failing_ranks) > 1 or (context.environment.world_size or 1) > 1 \
+        or bool(re.search(r"ranks?|process|workers?", signals.evidence.get("rank0_heavy", ""), re.IGNORECASE))  # "every worker on GPU 0"
     signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", everything))
     # XLA's sources live under org_tensorflow/tensorflow/compiler: a path there is JAX, not TensorFlow.
     tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|keras|\btfds\b",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from . import RuleInput, Vote, rule
@@ -14,9 +13,7 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
     the others' work too (DataParallel's scatter/gather on GPU 0, every rank's context or loaded
     tensors on cuda:0, the loss or metrics computed on one device)."""
     signals = data.signals
-    # "every worker ... on the first GPU" says there are several processes on its own
-    several = bool(re.search(r"ranks?|process|workers?", signals.evidence.get("rank0_heavy", ""), re.IGNORECASE))
-    multi = signals.distributed or (signals.gpu_count or 0) > 1 or signals.data_parallel or several
+    multi = signals.distributed or signals.data_parallel
     if signals.rank0_heavy and multi:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from oomtriage.sizes import format_size
 
-from ..facts import CONTEXT_OVERHEAD
+from ..facts import CONTEXT_OVERHEAD, free_room_for_request
 from . import RuleInput, Vote, rule
 from .sites import innermost_site
 
@@ -67,8 +66,7 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     elif signals.allocator_setting:
         if signals.allocator_setting_helped is False:
             yield Vote("fragmentation", -0.5, f'The allocator\'s anti-fragmentation setting did not help ("{signals.evidence["allocator_setting"]}").')
-        if n.unallocated and n.capacity and n.unallocated > 0.08 * n.capacity and \
-                re.search(r"expandable[_ ]segments\W{0,3}(?:true|1|on)|expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", data.context.note or "", re.IGNORECASE):
+        if n.unallocated and n.capacity and n.unallocated > 0.08 * n.capacity and signals.expandable_segments_on:
             yield Vote("framework_bug", 0.55, f"With expandable segments the cache should not hold {format_size(n.unallocated)} "
                        "reserved but unallocated: the setting did not take effect (set after CUDA was first used, misspelled, "
                        "or ignored by this version).")
@@ -151,10 +149,7 @@ def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
     a cap, a driver or build limit, or an allocator bug, not the workload."""
     n, signals = data.numbers, data.signals
     capped = bool(n.allowed and n.total and n.allowed < 0.9 * n.total)  # the cap explains it (rule memory_cap)
-    # Free memory only just above the request is no evidence of room: the allocator rounds the
-    # request up to its block and segment sizes, and the driver maps memory in pages of its own.
-    margin = max(256 * 1024**2, 0.02 * (n.capacity or 0))
-    reported_free = n.requested is not None and n.free is not None and n.requested + margin <= n.free and not capped
+    reported_free = free_room_for_request(n) and not capped
     if reported_free:
         yield Vote("framework_bug", 0.45, f"The driver reported {format_size(n.free)} free, more than the "
                    f"{format_size(n.requested)} requested, and the allocation still failed.")

@@ -130,12 +130,12 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     if signals.phase != "loading":
         return
     note = (data.context.note or "").lower()
+    # torch.load (here or in the frames) restores every tensor to the device it was saved from.
     resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart",
-                                             "state dict", "state_dict", "second copy", "duplicate", "copies", "saved", "reload"))
+                                             "state dict", "state_dict", "second copy", "duplicate", "copies", "saved", "reload",
+                                             "torch.load"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
-    # torch.load itself (in the frames or the note) restores every tensor to the device it was saved from.
-    resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames)) \
-        or "torch.load" in note
+    resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
     if resuming:
         yield Vote("checkpoint_loading", 0.75, f"It failed while restoring saved tensors ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
@@ -158,10 +158,10 @@ def loading(data: RuleInput) -> Iterator[Vote]:
                        "(no low_cpu_mem_usage / device_map).")
         if n.allocated and n.capacity and n.allocated > 0.85 * n.capacity:
             yield Vote("model_too_large", 0.4, f"The weights already filled {n.allocated / n.capacity:.0%} of the GPU.")
-    if _search_note(r"map_location|low_cpu_mem_usage", data):
+    if re.search(r"map_location|low_cpu_mem_usage", note):
         yield Vote("checkpoint_loading", 0.6, "The note names the loader's placement options (map_location / "
                    "low_cpu_mem_usage): where the loaded tensors land is the question.")
-    if signals.distributed and not resuming and re.search(r"torch\.load|load_state_dict|from_pretrained", frames + (data.context.note or "")):
+    if signals.distributed and not resuming and re.search(r"torch\.load|load_state_dict|from_pretrained", f"{frames} {note}", re.IGNORECASE):
         yield Vote("distributed_replication", 0.4, "In a multi-GPU job every rank loads its own full copy, on cuda:0 "
                    "unless each rank sets its device or loads to the CPU.")
 
@@ -173,10 +173,6 @@ def _weights_bytes(signals) -> float | None:
         return None
     per_weight = signals.weight_bytes or (2.0 if signals.low_precision else 4.0)
     return signals.param_count * per_weight
-
-
-def _search_note(pattern: str, data: RuleInput) -> re.Match[str] | None:
-    return re.search(pattern, data.context.note or "", re.IGNORECASE)
 
 
 @rule

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Iterator
 
 from oomtriage.sizes import format_size
@@ -139,13 +140,6 @@ def broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[in
     return tuple(reversed(result))
 
 
-def _elements(shape: tuple[int, ...]) -> int:
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
-
-
 @rule
 def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
     """Elementwise ops align trailing dimensions: (N, 1) with (N,) or (N, 1, 1) with (N, 1) gives an
@@ -157,9 +151,9 @@ def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
             result = broadcast_shape(first, second)
             if result is None:
                 continue
-            biggest = max(_elements(first), _elements(second))
-            size = 4 * _elements(result)
-            if _elements(result) >= 100 * biggest and size > 1024**3:
+            biggest = max(prod(first), prod(second))
+            size = 4 * prod(result)
+            if prod(result) >= 100 * biggest and size > 1024**3:
                 yield Vote("other", 0.9, f"Broadcasting {first} with {second} gives a {result} tensor "
                            f"({format_size(size)} in fp32): the trailing dimensions align, so the op builds an outer "
                            "product neither input intended (unintended broadcasting; check the shapes with .shape or "
