@@ -1,6 +1,6 @@
 """Allocation failures inside CUDA libraries: cuBLAS, cuDNN (and TensorFlow's wording of their
-initialisation failures, which are almost always a full GPU), cuFFT/cuRAND/cuSOLVER, and NCCL's
-``Cuda failure 'out of memory'``. All of these are OOMs that never mention "CUDA out of memory"."""
+initialisation failures, which are almost always a full GPU), cuFFT/cuRAND/cuSOLVER, NCCL's
+``Cuda failure 'out of memory'``, and TensorRT's allocator. All of these are OOMs that never mention "CUDA out of memory"."""
 
 from __future__ import annotations
 
@@ -45,3 +45,14 @@ def parse_other_library(match: re.Match[str], window: Window) -> Fields:
 def parse_nccl(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "pytorch" if "rank" in window.lines[0] or "torch" in window.flat else "unknown",
             "backend": "cuda", "library": "nccl", "raw_message": window.lines[0].strip()}
+
+
+@message_format(
+    "tensorrt_alloc_failed",
+    r"nvinfer1::\S*[Aa]llocat\w*[^\n]{0,40}out of memory|\[TRT\][^\n]{0,160}(?:out of memory|could not be allocated)|"
+    r"Requested amount of GPU memory \(\d+ bytes\) could not be allocated",
+)
+def parse_tensorrt(match: re.Match[str], window: Window) -> Fields:
+    requested = re.search(r"Requested amount of GPU memory \((\d+) bytes\)", window.flat)
+    return {"framework": "other", "backend": "cuda", "library": "tensorrt", "raw_message": window.lines[0].strip(),
+            "requested_bytes": int(requested.group(1)) if requested else None}

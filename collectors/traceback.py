@@ -152,6 +152,11 @@ class TracebackCollector:
             # A notebook prints the exception name first and the frames after it.
             scope = lines[cut:] if TRACEBACK_START.search(lines[cut]) else lines[: cut + 1]
             stack = parse_traceback(scope, self.roots)
+            following = lines[cut + 1:]
+            if stack is None and any(TRACEBACK_START.search(line) for line in following[:FOLLOWING_TRACEBACK_LINES]):
+                # A log line first (TensorFlow's "Resource exhausted" warning), then the Python
+                # traceback of the same failure, whose exception line may be cut off.
+                stack = parse_traceback(following, self.roots)
             if stack:
                 stack.rank = rank
                 part["stack"] = stack
@@ -160,6 +165,10 @@ class TracebackCollector:
         if ranks:
             part["failing_ranks"] = ranks
         return part
+
+
+# How near after a log-line message a traceback must start to be the same failure's.
+FOLLOWING_TRACEBACK_LINES = 6
 
 
 def _index_of(lines: list[str], message: str | None) -> int | None:

@@ -58,6 +58,7 @@ TRIGGER_PHRASES = [
     rb"tried to allocate",
     rb"attempting to allocate",
     rb"unable to allocate",
+    rb"memory \(\d+ bytes\) could not be allocated",  # TensorRT
     rb"maximum allowed buffer size",
     rb"not enough space to allocate",
     rb"stored in kv cache",

@@ -1265,3 +1265,102 @@ def test_a_datasets_size_is_not_the_models(note, params):
                                                 ("a GPU with 24 GB of memory", 24e9)])
 def test_the_hosts_memory_is_not_the_cards(note, capacity):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity == capacity
+
+
+# --- what changed, said in more ways ------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "Since vLLM 0.2.5 the 70B model no longer starts on the same four cards.",
+    "Since torch 2.3 this fine-tuning script OOMs.",
+    "Working: torch 2.1.0+cu121. Broken: torch 2.2.0+cu121.",
+    "We had to go back to the old transformers to get it running.",
+    "The same model no longer fits on my card.",
+    "I can't run this config anymore.",
+])
+def test_what_used_to_work_is_a_change_said_in_many_ways(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["since 2.5 GB are free it should fit", "it has been failing since 1.5 hours into the run",
+                                  "we use the old model from last year", "since the batch is 32 it should fit"])
+def test_a_size_or_a_model_after_since_is_no_version(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_two_builds_one_broken_lead_to_a_regression():
+    note = "It fit on 4 GPUs before. Working: torch 2.11.0.dev20260129. Broken: torch 2.11.0.dev20260202, even when going from batch size 12 to batch size 1."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["it still fails even when going from batch size 12 to batch size 1",
+                                  "even after dropping to a batch of 1 it runs out",
+                                  "still OOM after lowering the batch size from 64 to 2"])
+def test_lowering_the_batch_is_not_raising_it(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.batch_raised
+    assert signals.batch_no_help
+
+
+@pytest.mark.parametrize("note", ["GPU memory leaks with torch.compile: it grows every step until OOM.",
+                                  "The compiled model leaks memory every iteration until it runs out.",
+                                  "Memory grows every iteration; without torch.compile it is flat."])
+def test_memory_that_grows_only_when_compiled_is_the_compiler(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).only_compiled
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", [
+    "With optim.SGD I can train at batch size 8, but torch.optim.Adam throws the OOM error at the same batch size.",
+    "SGD trains fine but Adam runs out of memory after the first iteration.",
+    "AdamW gives an out of memory error where plain SGD works.",
+])
+def test_adam_failing_where_sgd_fits_is_the_optimizer_states(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "optimizer_state"
+
+
+@pytest.mark.parametrize("note", ["It runs out of memory when computing the log_softmax.",
+                                  "The OOM happens in log softmax at the end of the decoder."])
+def test_log_softmax_named_where_it_failed_is_the_output_layer(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "large_logits"
+
+
+@pytest.mark.parametrize(("note", "size"), [("The dict.en.txt file has more than 500,000 lines.", 500_000),
+                                            ("my dictionary holds 1.2M entries", 1_200_000),
+                                            ("the target dictionary has 250k words", 250_000)])
+def test_a_dictionary_file_gives_the_vocabulary(note, size):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).vocab_size == size
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "large_logits"
+
+
+@pytest.mark.parametrize("message", [
+    "[E] [TRT] C:\\source\\rtSafe\\safeRuntime.cpp (25) - Cuda Error in nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)",
+    "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+    "[W] [TRT] Requested amount of GPU memory (8589934592 bytes) could not be allocated. There may not be enough free memory.",
+])
+def test_tensorrt_allocation_failures_are_its_workspace(message):
+    report = analyze_inputs([], text=message)
+    assert report.detected and report.error.library == "tensorrt"
+    assert report.causes[0].id == "cudnn_or_workspace"
+
+
+@pytest.mark.parametrize(("function", "code"), [("train_model", "sess.run(tf.global_variables_initializer())"),
+                                                ("build", "sess.run(tf.initialize_all_variables())"),
+                                                ("create_state", "params = model.init(rng, dummy_input)")])
+def test_creating_the_variables_is_the_weights(function, code):
+    text = trace(function, code, "Resource exhausted: OOM when allocating tensor with shape[25088,4096] and type float")
+    assert ids(text)[0] == "model_too_large"
+
+
+def test_a_traceback_printed_after_a_log_line_is_that_failures_stack():
+    text = ("W tensorflow/core/framework/op_kernel.cc:1152] Resource exhausted: OOM when allocating tensor with shape[25088,4096]\n"
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 40, in <module>\n    main()\n'
+            '  File "train.py", line 31, in train_model\n    sess.run(tf.global_variables_initializer())\n')
+    context = build_context(text=text)
+    assert [frame.function for frame in context.stack.frames] == ["<module>", "train_model"]
+
+
+def test_a_restore_flag_passed_along_is_not_loading():
+    text = trace("main", "train_net(network, imdb, restore=bool(int(args.restore)))",
+                 "Resource exhausted: OOM when allocating tensor with shape[64,512,28,28] and type float")
+    assert read_signals(build_context(text=text)).phase != "loading"

@@ -16,7 +16,8 @@ from oomtriage.sizes import parse_size
 # --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
     ("data_loading", r"_worker_loop|dataloader|__getitem__|collate|pin_memory|_next_data"),
-    ("loading", r"load_state_dict|torch\.load|\bload\(|from_pretrained|load_checkpoint|restore|resume|"
+    # A call or a function named restore/resume, not a flag passed along ("restore=args.restore").
+    ("loading", r"load_state_dict|torch\.load|\bload\(|from_pretrained|load_checkpoint|(?:^|[\s.])_?(?:restore|resume)\w*(?:\(|\s|$)|"
                 r"load_\w*(?:state|ckpt|checkpoint|weights|model)|_load_from_state_dict|load_model|safe_open|load_file"),
     ("optimizer_setup", r"(?:init|initiali[sz]e|configure|setup|create|build)_\w*optim|deepspeed\.initialize|\binitialize\(|"
                         r"ZeroOptimizer|zero_optim|_init_zero|optimizer_and|and_optimizer"),
@@ -84,7 +85,9 @@ _SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|ev
 _DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:help|change|fix|work|matter|solve)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
 _BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|batch size (?:of |=\s?)?1\b.{{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
                   rf"(?:even|still) (?:\w+ )?(?:with|at) (?:a )?(?:batch(?: size)? (?:of )?1|smaller batch)|"
-                  rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)")
+                  rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)|"
+                  # "even when going from batch size 12 to batch size 1"
+                  r"(?:even|still)\b[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))")
 _INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
 _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time|model|task|evaluation)\b|"
              r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task)|one after another|in (?:sequence|succession|turn)|"
@@ -94,7 +97,15 @@ _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?
 # A version is a dotted number, or a number the words "version", "release", "commit" name: "works
 # with fp16" or "runs on 8 GPUs" is not a version that worked.
 _A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\d+[\w.+-]*)"
-_VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
+# A size or a count after "since" is not a version: "since 2.5 GB are free".
+_A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|days?|epochs?|steps?))"
+_LIBRARY_NAMES = r"(?:torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning)"
+_VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
+                   # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
+                   rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
+                   rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an )?(?:old|older|previous|earlier) "
+                   rf"(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
+                   rf"(?:can't|cannot|can not|could not|couldn't|won't) (?:[^.;]{{0,60}})\banymore\b|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
@@ -140,13 +151,17 @@ _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocate
                     r"(?:pytorch|torch|allocated|reserved)")
 # The OOM appears only when compiling (torch.compile's graphs, CUDA graphs' pools, recompilations).
 _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
+                  # Memory that grows or leaks with the compiled model and not without it.
+                  r"\bleak\w* (?:\w+ ){0,2}(?:with|in|from|by|when using) (?:torch\.)?compile|(?:torch\.)?compile\w*[^.;]{0,30}\bleak\w*|"
+                  r"without (?:torch\.)?compil\w*[^.;]{0,40}\b(?:flat|fine|works?|fits?|stable|constant|no leak|no growth|ok)\b|"
                   r"torch\.compile[^.;]{0,60}\b(?:ooms?|fails|out of memory)\b[^.;]{0,40}\b(?:eager|without)|"
                   r"(?:in )?eager (?:mode )?(?:it )?(?:works|is fine|fits|runs)[^.;]{0,40}(?:torch\.)?compile")
 # The optimizer's step named as what fails, or an adaptive optimizer as the difference between
 # fitting and not: its first step creates the per-parameter state.
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
-                   r"\bsgd\b[^.;]{0,40}\b(?:fits|works|is fine|runs)\b[^.;]{0,40}\badam\w*|"
-                   r"\badam\w*[^.;]{0,30}\b(?:ooms?|fails|runs? out|crash\w*)\b[^.;]{0,40}\bsgd\b|"
+                   # SGD keeps no (or one) state tensor per parameter, Adam two: one fitting where the other fails.
+                   r"\bsgd\b(?:(?!\.\s)[^;\n]){0,60}\b(?:fits|works|is fine|runs|trains?|can train|no problem|ok|succeeds)\b(?:(?!\.\s)[^;\n]){0,60}\badam\w*|"
+                   r"\badam\w*(?:(?!\.\s)[^;\n]){0,40}\b(?:ooms?|fails|runs? out|crash\w*|throws|gives|errors?)\b(?:(?!\.\s)[^;\n]){0,60}\bsgd\b|"
                    r"(?:mov|go|chang|switch)\w* (?:from \w+ )?to adam\w*|\b(?:first )?adam\w* step\b|\bexp_avg(?:_sq)?\b|momentum_buffer|"
                    r"optimi[sz]er'?s? moments?\b|(?:at|in|during) the (?:weight |parameter )?update\b|"
                    r"optimi[sz]er(?:'s)? states?\b[^.;]{0,40}\b(?:push\w*|too (?:big|large|much)|do(?:es)?(?:n't| not) fit|over the)|optimi[sz]er(?:'s)? states? (?:is |are )?(?:being )?(?:created|initiali[sz]ed|allocated)")
@@ -173,7 +188,7 @@ _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written)
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
 # The batch size raised as what made it fail ("from 8 to 32", "increasing the batch size").
-_BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?:\w+ )?batch(?:[ _-]?size)?\b|"
+_BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!from |down |back )(?:\w+ )?batch(?:[ _-]?size)?\b|"
                  r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+ (?:works?|fits?|is fine|runs?)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
                  r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but|"
                  r"(?:bigger|larger|higher) (?:mini-?)?batch(?:es| sizes?)?\b|above a (?:mini-?)?batch|"
@@ -183,7 +198,7 @@ _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?
                  r"keeps? (?:a|the) (?:computation(?:al)? |autograd )?graph|never (?:wrapped|used|put) (?:it |them )?(?:in|under) (?:torch\.)?no_grad|"
                  r"without (?:torch\.)?(?:no_grad|inference_mode)|forgot (?:to use |the )?(?:torch\.)?no_grad|no no_grad")
 # The output layer named where the note says it failed: logits, the LM head, the loss over classes.
-_LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\boutput (?:layer|projection|embedding|softmax)|"
+_LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\blog[_ ]?softmax\b|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
                 r"softmax over (?:the )?(?:vocab\w*|classes|labels|tokens)")
 # More GPUs that did not lower the memory each one needs: every GPU holds a full replica.
@@ -446,7 +461,8 @@ def read_numbers(note: str, signals: Signals) -> None:
     vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
         _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
         _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
-        _search(r"((?<![\d.,])\d[\d,.]*\s?[kKmM]) vocab", note) or _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
+        _search(r"((?<![\d.,])\d[\d,.]*\s?[kKmM]) vocab", note) or \
+        _search(r"\bdict(?:ionary)?\b(?:(?!\.\s)[^;\n]){0,40}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:lines|entries|words|tokens|types)\b", note) or _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
     if vocab:
         try:
             signals.vocab_size = int(_number(vocab.group(1)))

@@ -52,6 +52,9 @@ def only_when_compiled(data: RuleInput) -> Iterator[Vote]:
         yield Vote("framework_bug", 0.5, f'Only the compiled program runs out ("{data.signals.evidence["only_compiled"]}"): '
                    "compilation's own memory (graphs recompiled per shape, fused buffers), a compiler issue to report or work around.")
         yield Vote("other", 0.3, "CUDA graphs (mode=\"reduce-overhead\") keep private memory pools for as long as they live.")
+        # The same code run eagerly does not run out: nothing the user's code keeps is what fills the card.
+        for kept in ("reference_leak", "graph_retained"):
+            yield Vote(kept, -0.3, "The same code without compilation does not run out, so it keeps nothing that grows.")
 
 
 @rule
@@ -63,6 +66,18 @@ def library_handles(data: RuleInput) -> Iterator[Vote]:
                "library workspaces live outside the framework's pool and fail when the GPU is already full.")
     yield Vote("other_process_or_device", 0.35, "Library initialisation failing at start-up usually means something "
                "else already holds the GPU (another process, or TensorFlow's pre-allocation).")
+
+
+@rule
+def tensorrt_allocation(data: RuleInput) -> Iterator[Vote]:
+    """TensorRT's builder times each layer's tactics inside a workspace pool it allocates up front;
+    a workspace limit near the card's size (or the default, all of it) is what the allocator refuses."""
+    error = data.context.error
+    if error is None or error.library != "tensorrt":
+        return
+    yield Vote("cudnn_or_workspace", 0.7, f"TensorRT's allocator was refused ({error.raw_message[:90]}): the builder's tactic "
+               "workspace is sized by its memory-pool limit, not by the model; a smaller limit trades a few tactics for memory.")
+    yield Vote("model_too_large", 0.3, "The engine's weights and activations also live on the card beside the workspace.")
 
 
 @rule

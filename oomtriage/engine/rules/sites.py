@@ -34,6 +34,9 @@ _SITES: list[tuple[str, float, str, str]] = [
      "the KV cache or the generation loop"),
     ("cudnn_or_workspace", 0.3, r"_conv_forward|conv[123]d\(|F\.conv|cudnn_convolution|convolution_backward",
      "a convolution: cuDNN's algorithms take a workspace on top of the output"),
+    ("model_too_large", 0.6, r"global_variables_initializer|variables_initializer|initialize_all_variables|"
+                             r"\b(?:model|module|net|network)\.init\(",
+     "creating the model's variables (TensorFlow's variable initializer, Flax's `init`): the weights themselves"),
     ("checkpoint_loading", 0.55, r"torch\.load\(|load_state_dict\(|_load_from_state_dict|safe_open|load_checkpoint|"
                                  r"from_pretrained\(|\brestore_\w+\(|torch/serialization\.py|restore_location|_cuda_deserialize|"
                                  r"persistent_load",
