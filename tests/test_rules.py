@@ -1364,3 +1364,35 @@ def test_a_restore_flag_passed_along_is_not_loading():
     text = trace("main", "train_net(network, imdb, restore=bool(int(args.restore)))",
                  "Resource exhausted: OOM when allocating tensor with shape[64,512,28,28] and type float")
     assert read_signals(build_context(text=text)).phase != "loading"
+
+
+@pytest.mark.parametrize("note", ["My main problem is that GPU 0 gets more memory than the others.",
+                                  "My GPUs are two 2080 Ti and the first GPU fills up while the rest stay half empty.",
+                                  "Card 0 uses much more than the other cards."])
+def test_one_gpu_heavier_than_the_others_is_a_multi_gpu_imbalance(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_gpu_zero_named_on_a_single_card_is_no_imbalance():
+    assert ids("RuntimeError: CUDA out of memory.", "GPU 0 gets full after a few steps.")[0] != "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["Pre-training with transformers.Trainer, the evaluation runs out of memory.",
+                                  "The evaluation inside the HF Trainer OOMs while training is fine.",
+                                  "evaluation crashes with Seq2SeqTrainer and compute_metrics"])
+def test_the_hf_trainers_evaluation_keeps_the_logits(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).hf_trainer_eval
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] != "missing_no_grad"
+
+
+def test_a_lightning_trainer_is_not_the_hf_trainer():
+    note = "the lightning trainer runs the evaluation and runs out of memory"
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).hf_trainer_eval
+
+
+@pytest.mark.parametrize("note", ["samples with sequences longer than max_seq_len result in CUDA OOM",
+                                  "inputs exceeding the max length blow up",
+                                  "prompts over 4096 tokens run out of memory"])
+def test_inputs_longer_than_the_limit_are_the_input_size(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).long_input
+    assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]

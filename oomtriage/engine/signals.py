@@ -225,6 +225,8 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+# More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
+_SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
            r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
@@ -239,6 +241,7 @@ _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) 
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
+               r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?) (?:that are |which are )?(?:longer than|exceeding|over) (?:the )?(?:max\w*|limit|\d+)|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens")
@@ -270,7 +273,9 @@ _ADAM = r"\badam\w*"
 _MANAGED_EVAL = (r"\blightning\b|validation_step|test_step|predict_step|trainer\.(?:validate|test|predict)\(|\bkeras\b|"
                  r"model\.(?:evaluate|predict)\(|\bdetectron2\b|\bmmdet\w*|\bmmseg\w*|\bmmdet3d\b|\bultralytics\b|"
                  r"\bpipeline\(|\bdiffusers\b|\.generate\(|fairseq-generate|\bsklearn\b|torch\.inference_mode")
-_HF_TRAINER_EVAL = r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)"
+_HF_TRAINER = r"(?:transformers\.|\bhf |hugging ?face'?s? |seq2seq|sft)trainer\b"
+_HF_TRAINER_EVAL = (r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)|"
+                    rf"{_HF_TRAINER}[^\n]{{0,200}}\bevaluat|\bevaluat[^\n]{{0,200}}{_HF_TRAINER}")
 _TPU = r"\btpu\b|\bhbm\b"
 # Cloud TPU generations and the HBM per core (v2: 8 GiB, v3: 16 GiB, v4: 32 GiB per chip).
 _TPU_HBM = {"2": 8 * 1024**3, "3": 16 * 1024**3, "4": 32 * 1024**3, "5e": 16 * 1024**3, "5p": 95 * 1024**3}
@@ -312,6 +317,7 @@ class Signals:
     expandable_segments_on: bool = False
     fragmentation_said: bool = False
     rank0_heavy: bool = False
+    several_gpus: bool = False
     more_gpus_no_help: bool = False
     logits_said: bool = False
     colocated: bool = False
@@ -690,7 +696,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),

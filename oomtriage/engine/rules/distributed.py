@@ -13,7 +13,7 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
     the others' work too (DataParallel's scatter/gather on GPU 0, every rank's context or loaded
     tensors on cuda:0, the loss or metrics computed on one device)."""
     signals = data.signals
-    multi = signals.distributed or signals.data_parallel
+    multi = signals.distributed or signals.data_parallel or signals.several_gpus
     if signals.rank0_heavy and multi:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
