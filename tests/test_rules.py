@@ -1396,3 +1396,71 @@ def test_a_lightning_trainer_is_not_the_hf_trainer():
 def test_inputs_longer_than_the_limit_are_the_input_size(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).long_input
     assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize(("note", "size"), [("32k*151936(vocab_size)*4 bytes", 151_936), ("logits of 128256 (vocab) entries", 128_256)])
+def test_a_number_before_the_word_vocab_in_brackets_is_the_vocabulary(note, size):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).vocab_size == size
+
+
+def test_an_odd_factor_over_the_squared_length_is_no_score_matrix():
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 49.00 GiB. GPU 0 has a total capacity of "
+            "79.15 GiB of which 20.31 GiB is free.")
+    note = "Training a 7B model with max_length=32k fails."
+    assert "sequence x sequence attention matrix" not in " ".join(evidence_of(text, note, "attention_quadratic").split("\n"))
+    even = text.replace("49.00 GiB.", "48.00 GiB.", 1)
+    assert "sequence x sequence attention matrix" in evidence_of(even, note, "attention_quadratic")
+
+
+@pytest.mark.parametrize(("note", "stage", "offload"), [("trained with zero3_offload", 3, True), ("deepspeed zero2 config", 2, False),
+                                                        ("ZeRO-3 with cpu_offload", 3, True)])
+def test_zero_stages_and_offload_written_as_one_word(note, stage, offload):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert (signals.zero_stage, signals.offload) == (stage, offload)
+
+
+@pytest.mark.parametrize(("note", "count"), [("8 nodes x 8 A100", 64), ("2 machines with 8 GPUs each", 16), ("4 nodes * 4 cards", 16)])
+def test_nodes_times_gpus_per_node_is_the_gpu_count(note, count):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).gpu_count == count
+
+
+def test_the_output_layer_named_and_a_large_vocabulary_add_up():
+    note = "The allocation in logits.float() is too large and OOMs. The vocabulary has 151936 tokens."
+    causes = ranked("RuntimeError: CUDA out of memory.", note)
+    logits = next(cause for cause in causes if cause.id == "large_logits")
+    assert causes[0].id == "large_logits" and len(logits.evidence) >= 2
+
+
+def test_the_line_after_a_ggml_allocation_failure_names_the_buffer():
+    text = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 204800.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+            "llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+            "llama_init_from_model: llama_kv_cache_init() failed for self-attention cache\n")
+    assert ids(text)[0] == "kv_cache_or_generation"
+    assert "kv_cache" in evidence_of(text, None, "kv_cache_or_generation")
+
+
+@pytest.mark.parametrize(("note", "bytes_per_weight"), [("the Q2_K_L quantized model", 2.5 / 8), ("a q5_k_m gguf", 5.5 / 8),
+                                                        ("IQ3_XS weights", 3.5 / 8), ("a 4-bit AWQ checkpoint", 0.5)])
+def test_ggml_quantizations_give_their_bytes_per_weight(note, bytes_per_weight):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).weight_bytes == pytest.approx(bytes_per_weight)
+
+
+def test_weights_spread_over_the_gpus_are_compared_with_all_of_them():
+    text = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20480.00 MiB on device 0: cudaMalloc failed: out of memory"
+    one = "Loading a 70B Q8_0 gguf with llama.cpp on one A100 80GB."
+    four = "Loading a 70B Q8_0 gguf with llama.cpp on 4 x A100 80GB."
+    assert "the weights take" in evidence_of(text, one, "model_too_large")
+    assert "the weights take" not in evidence_of(text, four, "model_too_large")
+
+
+@pytest.mark.parametrize("note", ["Out of memory after PR #13746; the build before that PR loads the model fine.",
+                                  "It broke with commit a1b2c3d4: the same model no longer loads."])
+def test_a_named_change_to_the_code_is_a_version_change(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["OOM when computing model(input_ids, labels=input_ids).loss to score a text.",
+                                  "Computing the perplexity of each document runs out of memory.",
+                                  "It crashes while scoring every sentence of the test file."])
+def test_scoring_texts_with_a_model_is_evaluation(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"

@@ -43,7 +43,9 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                    r"\binference (?:server|engine)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
-                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b"),
+                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b|"
+                   # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
+                   r"\bperplexit(?:y|ies)\b|\bscor(?:e|es|ing) (?:a |the |my |each |some |every )?(?:\w+ )?(?:texts?|sentences?|samples?|documents?|prompts?|images?|completions?|sequences?)\b|\blog-?likelihoods?\b"),
     # "the trained model", "a pretrained / fine-tuned checkpoint" describe what is run, not training.
     # "we trained it for a day before the OOM" is training; "the GPU the model was trained on" is history
     ("training", r"\btrain(?:ing|s)?\b|\b(?:I|we|they) (?:\w+ )?trained\b|"
@@ -102,6 +104,7 @@ _A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minut
 _LIBRARY_NAMES = r"(?:torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning)"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
                    # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
+                   r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
                    rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an )?(?:old|older|previous|earlier) "
                    rf"(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
@@ -139,7 +142,7 @@ _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |wa
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
 # Optimizer states (or parameters) kept in host memory: ZeRO-Offload, FSDP's CPU offload.
-_OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme) offload"
+_OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?\d?[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme) offload"
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
@@ -227,6 +230,9 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
 _SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
+# Inference that spreads one model's weights over the GPUs it names.
+_SPLITS_WEIGHTS = (r"device_map|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
+                   r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
            r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
@@ -318,6 +324,7 @@ class Signals:
     fragmentation_said: bool = False
     rank0_heavy: bool = False
     several_gpus: bool = False
+    splits_weights: bool = False
     more_gpus_no_help: bool = False
     logits_said: bool = False
     colocated: bool = False
@@ -421,6 +428,10 @@ def _param_count(text: str) -> float | None:
 
 def _weight_bytes(text: str) -> float | None:
     """Bytes per weight when the note names a storage precision (None: not said)."""
+    # ggml's k-quants store n bits per weight plus block scales: about (n + 0.5) / 8 bytes.
+    ggml = _search(r"\bi?q([2-6])_(?:k|0|1|xs|xxs|s|m|l)\w*|\b([23])-?bit\b", text)
+    if ggml:
+        return (int(ggml.group(1) or ggml.group(2)) + 0.5) / 8
     if _search(r"\b4-?bit\b|\bint4\b|\bq4\w*|\bawq\b|\bgptq\b|\bnf4\b|\bqlora\b", text):
         return 0.5
     if _search(r"\b8-?bit\b|\bint8\b|\bfp8\b|\bq8\w*", text):
@@ -464,7 +475,8 @@ def read_numbers(note: str, signals: Signals) -> None:
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
-    vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
+    vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s?\(\s?vocab", note) or \
+        _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
         _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
         _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
         _search(r"((?<![\d.,])\d[\d,.]*\s?[kKmM]) vocab", note) or \
@@ -513,7 +525,11 @@ def read_numbers(note: str, signals: Signals) -> None:
         words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
         value = count.group(1).lower()
         signals.gpu_count = words.get(value) or int(value)
-    zero = _search(r"zero[- _]?(?:stage[- _]?)?([123])\b|stage[- _]?([123]) zero|zero stage ([123])", note)
+    # "8 nodes x 8 A100", "2 machines with 8 GPUs each": every node's GPUs count.
+    nodes = _search(r"\b(\d{1,4}) (?:nodes?|machines?|hosts?|servers?)\s?(?:x|\*|×|with|of)\s?(\d{1,2})\b", note)
+    if nodes:
+        signals.gpu_count = int(nodes.group(1)) * int(nodes.group(2))
+    zero = _search(r"zero[- _]?(?:stage[- _]?)?([123])(?!\d)|stage[- _]?([123]) zero|zero stage ([123])", note)
     if zero:
         signals.zero_stage = int(next(group for group in zero.groups() if group))
 
@@ -696,7 +712,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, everything),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),

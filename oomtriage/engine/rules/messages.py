@@ -140,13 +140,20 @@ def ggml_buffer_kind(data: RuleInput) -> Iterator[Vote]:
     excerpt = data.context.excerpt.text if data.context.excerpt else ""
     failing = excerpt.find(error.raw_message)
     before = excerpt[:failing] if failing >= 0 else excerpt
-    # The failing line names its buffer; otherwise the last buffer the log started to set up.
+    # The caller reports what it was setting up on the lines right after the allocator's failure
+    # ("llama_kv_cache_init: failed to allocate buffer for kv cache").
+    after = excerpt[failing + len(error.raw_message):][:400] if failing >= 0 else ""
+    # The failing line names its buffer; then the caller's report; otherwise the last buffer the
+    # log started to set up.
     candidates = []
     for cause, weight, pattern, meaning in _GGML_BUFFERS:
         on_line = re.search(pattern, error.raw_message, re.IGNORECASE)
+        next_lines = re.search(pattern, after, re.IGNORECASE)
         earlier = list(re.finditer(pattern, before[-4000:], re.IGNORECASE))
         if on_line:
             candidates.append((10**9, cause, weight, meaning, on_line.group(0)))
+        elif next_lines:
+            candidates.append((10**8 - next_lines.start(), cause, weight, meaning, next_lines.group(0)))
         elif earlier:
             candidates.append((earlier[-1].start(), cause, weight, meaning, earlier[-1].group(0)))
     if candidates:

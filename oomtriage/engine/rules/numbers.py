@@ -195,7 +195,8 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
                    "hold in all, so a single activation scaled with the input's size.")
         if signals.domains & {"diffusion"}:
             yield Vote("attention_quadratic", 0.5, "In a diffusion model such a tensor is a self-attention matrix over every pixel.")
-    if signals.seq_len and n.requested % (signals.seq_len**2) == 0:
+    # batch x heads x 2 or 4 bytes per score: an odd factor cannot be a score matrix of that length.
+    if signals.seq_len and n.requested % (signals.seq_len**2) == 0 and (n.requested // signals.seq_len**2) % 2 == 0:
         factor = n.requested // signals.seq_len**2
         yield Vote("attention_quadratic", 0.8, f"{format_size(n.requested)} = {factor} x {signals.seq_len}² bytes: a "
                    "sequence x sequence attention matrix at the stated sequence length.")

@@ -73,6 +73,9 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
     params = signals.param_count
     if not params or not capacity or signals.full_finetune or signals.phase in ("training", "optimizer_setup"):
         return
+    if (signals.gpu_count or 1) > 1 and signals.splits_weights:
+        # llama.cpp, device_map="auto" and tensor parallelism spread the weights over every GPU.
+        capacity *= signals.gpu_count
     if signals.weight_bytes is not None and signals.weight_bytes < 2:
         stored = signals.weight_bytes * params
         if stored > 0.8 * capacity:
@@ -195,7 +198,10 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
     if shape and len(shape) >= 2 and shape[-1] >= 30_000:
         yield Vote("large_logits", 0.8, f"The tensor that failed has shape {shape}: its last dimension "
                    f"({shape[-1]:,}) is a vocabulary or class count, so this is the output layer's logits.")
-    if signals.logits_said and not (signals.vocab_size and signals.vocab_size >= 50_000):
+    # Where it failed (the output layer named) and how big the vocabulary is are separate facts,
+    # unless the note's words for the place were the vocabulary's size ("a huge vocabulary").
+    said_size_only = "vocab" in signals.evidence.get("logits_said", "").lower()
+    if signals.logits_said and not (said_size_only and signals.vocab_size and signals.vocab_size >= 50_000):
         yield Vote("large_logits", 0.6, f'The note places the failure at the output layer ("{signals.evidence["logits_said"]}"): '
                    "logits are batch x tokens x classes, often in fp32 for the loss, and the largest tensor of the step.")
     if signals.vocab_size and signals.vocab_size >= 50_000:
