@@ -1464,3 +1464,19 @@ def test_a_named_change_to_the_code_is_a_version_change(note):
                                   "It crashes while scoring every sentence of the test file."])
 def test_scoring_texts_with_a_model_is_evaluation(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == "evaluation"
+
+
+@pytest.mark.parametrize(("note", "count"), [("torchrun --nproc_per_node=4 train.py", 4), ("deepspeed --num_gpus 8 train.py", 8),
+                                             ("CUDA_VISIBLE_DEVICES=0,1,2 python train.py", 3), ("horovodrun -np 16 python train.py", 16)])
+def test_a_launcher_says_how_many_gpus(note, count):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).gpu_count == count
+
+
+def test_unsharded_data_parallel_training_keeps_every_state_on_every_gpu():
+    note = "Full fine-tuning of a 7B model with DDP on our A100 40GB GPUs fails in the first step."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_a_model_no_node_could_shard_is_too_large_not_replicated():
+    note = "Full fine-tuning of a 70B model with deepspeed on A100 40GB GPUs runs out of memory."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] != "distributed_replication"

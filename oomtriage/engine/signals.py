@@ -525,6 +525,12 @@ def read_numbers(note: str, signals: Signals) -> None:
         words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
         value = count.group(1).lower()
         signals.gpu_count = words.get(value) or int(value)
+    # Launchers say how many processes (one GPU each) they start.
+    launched = _search(r"--nproc[_-]per[_-]node[= ](\d+)|--num[_-]gpus[= ](\d+)|--gpus[= ](\d+)\b|--num_processes[= ](\d+)|"
+                       r"\bmpirun -np (\d+)|horovodrun -np (\d+)|CUDA_VISIBLE_DEVICES=((?:\d,)+\d)\b", note)
+    if launched and signals.gpu_count is None:
+        value = next(group for group in launched.groups() if group)
+        signals.gpu_count = value.count(",") + 1 if "," in value else int(value)
     # "8 nodes x 8 A100", "2 machines with 8 GPUs each": every node's GPUs count.
     nodes = _search(r"\b(\d{1,4}) (?:nodes?|machines?|hosts?|servers?)\s?(?:x|\*|×|with|of)\s?(\d{1,2})\b", note)
     if nodes:

@@ -40,6 +40,14 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
                        f"({params / 1e9:.0f}B params x 16 B / {gpus} GPUs) of {format_size(capacity)}: offload the optimizer.")
             yield Vote("model_too_large", 0.45, "The model is too large for this many GPUs without offload.")
         return
+    if gpus == 1 and signals.distributed and not stage and full / 8 < 0.8 * capacity:
+        # Several GPUs, how many unsaid, nothing sharded: every GPU keeps all the model states.
+        # (Only when sharding over a node's 8 GPUs would fit; beyond that the model is the story.)
+        if full > 0.8 * capacity:
+            yield Vote("distributed_replication", 0.6, f"Each GPU of a data-parallel run keeps all {format_size(int(full))} of "
+                       "model states (weights, gradients, Adam's moments); ZeRO-3/FSDP would split them across the GPUs.")
+            yield Vote("optimizer_state", 0.45, f"Optimizer states are 12 of the 16 bytes per parameter ({format_size(int(12 * params))} in all).")
+        return
     if gpus > 1:
         replicated = {1: 4 * params + 12 * params / gpus, 2: 2 * params + 14 * params / gpus}.get(stage or 0, full)
         sharded = full / gpus
