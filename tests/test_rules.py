@@ -1480,3 +1480,28 @@ def test_unsharded_data_parallel_training_keeps_every_state_on_every_gpu():
 def test_a_model_no_node_could_shard_is_too_large_not_replicated():
     note = "Full fine-tuning of a 70B model with deepspeed on A100 40GB GPUs runs out of memory."
     assert ids("RuntimeError: CUDA out of memory.", note)[0] != "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["In my loop I do I_total += I_i and requires_grad is True; memory grows every iteration.",
+                                  "requires_grad = True on the field, and acc += field in the loop: GPU memory keeps increasing."])
+def test_a_tensor_summed_in_a_loop_while_it_requires_grad_keeps_the_graphs(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", ["Resolutions over 1000x1000 fill the whole VRAM with --opt-sdp-no-mem-attention.",
+                                  "Upscaling to 2048x2048 without memory-efficient attention runs out of memory."])
+def test_attention_without_a_memory_efficient_kernel_at_high_resolution(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "attention_quadratic"
+
+
+@pytest.mark.parametrize("note", ["The in-painting pipeline runs out of memory; enable_attention_slicing() has no noticeable effect for it.",
+                                  "With or without cpu_offload it makes no difference, the same OOM.",
+                                  "I set PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 but it seems to have no effect."])
+def test_a_memory_saving_switch_with_no_effect_is_the_library(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).switch_no_effect
+    assert "framework_bug" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+def test_a_switch_that_helped_is_not_without_effect():
+    note = "enable_attention_slicing() fixed it at 512x512, but 1024x1024 still runs out"
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).switch_no_effect

@@ -69,6 +69,16 @@ def library_handles(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
+    """A documented memory-saving switch (attention slicing, offload, a watermark, a memory cap)
+    that changes nothing at all is not reaching the code that allocates: a pipeline or version that
+    ignores it, or a setting read before it was set."""
+    if data.signals.switch_no_effect:
+        yield Vote("framework_bug", 0.55, f'A memory-saving switch had no effect ("{data.signals.evidence["switch_no_effect"]}"): '
+                   "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")
+
+
+@rule
 def tensorrt_allocation(data: RuleInput) -> Iterator[Vote]:
     """TensorRT's builder times each layer's tactics inside a workspace pool it allocates up front;
     a workspace limit near the card's size (or the default, all of it) is what the allocator refuses."""
