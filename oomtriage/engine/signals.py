@@ -192,7 +192,7 @@ _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written)
                     r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
 # A memory-saving switch a library documents that the note says changed nothing at all.
 _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|cpu[_ ]offload\w*|sequential[_ ]offload\w*|low_cpu_mem_usage|"
-                     r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b[^.;]{0,80}?"
+                     r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b(?:(?!\.\s)[^;\n]){0,80}?"
                      r"(?:makes? no difference|made no difference|(?:has|had|have) no (?:\w+ )?effect|no (?:noticeable |visible )?effect|"
                      r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no)")
 # A math library's handle or workspace named in the note.
