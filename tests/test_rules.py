@@ -1505,3 +1505,15 @@ def test_a_memory_saving_switch_with_no_effect_is_the_library(note):
 def test_a_switch_that_helped_is_not_without_effect():
     note = "enable_attention_slicing() fixed it at 512x512, but 1024x1024 still runs out"
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).switch_no_effect
+
+
+@pytest.mark.parametrize("note", ["It generates plain green images, and with --full_precision it runs out of memory.",
+                                  "Generating 4 pictures at once at 768x768 runs out of memory."])
+def test_generating_images_is_a_diffusion_sampler_not_a_kv_cache(note):
+    assert "diffusion" in read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).domains
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] != "kv_cache_or_generation"
+
+
+def test_generating_text_is_still_the_kv_cache():
+    assert "diffusion" not in read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                                         note="generating long answers with llama-2-7b")).domains

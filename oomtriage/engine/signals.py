@@ -262,7 +262,9 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
-_DIFFUSION = r"diffusion|unet2dcondition|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|text-to-image|image-to-video|dreambooth|text-to-video|video model"
+# Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
+_DIFFUSION = (r"diffusion|unet2dcondition|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
+              r"\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
@@ -276,7 +278,7 @@ _FROZEN = (r"\bfrozen\b|\bfreez(?:e|es|ing)\b|requires_grad ?= ?False|requires_g
 # Optimizers that keep 8-bit or factored state: ~2 bytes per parameter instead of Adam's 8.
 _SMALL_STATE_OPTIMIZER = r"8-?bit (?:adam\w*|optimi[sz]er)|adam\w*_8bit|adam\w*8bit|paged_adam\w*|bnb\.optim|adafactor|\bgalore\b"
 # What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
-_FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[- ]precision|single[- ]precision|--no-half\b|"
+_FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[-_ ]precision|single[- ]precision|--no-half\b|"
                    r"--precision[= ]full|\bno-half\b|32[- ]bit (?:floats?|weights|precision)|\bin fp ?32\b")
 _LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
                   r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
