@@ -1517,3 +1517,9 @@ def test_generating_images_is_a_diffusion_sampler_not_a_kv_cache(note):
 def test_generating_text_is_still_the_kv_cache():
     assert "diffusion" not in read_signals(build_context(text="RuntimeError: CUDA out of memory.",
                                                          note="generating long answers with llama-2-7b")).domains
+
+
+@pytest.mark.parametrize("note", ["The leak disappears with v1.14.", "On tensorflow 2.3 it goes away with 2.4.1.",
+                                  "It does not happen on version 0.9."])
+def test_a_version_where_the_problem_goes_away(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression

@@ -111,6 +111,7 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"(?:can't|cannot|can not|could not|couldn't|won't) (?:[^.;]{{0,60}})\banymore\b|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
+                   rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
                    r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
                    r"used to (?:start|work|run|fit)|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
