@@ -62,6 +62,23 @@ def parse_serving(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "pytorch", "operation": "KV cache reservation", "raw_message": window.lines[0].strip()}
 
 
+@message_format(
+    "cupy_memory_pool",
+    r"[Oo]ut of memory (?:to allocate|allocating) ([\d,]+) bytes \((?:total ([\d,]+) bytes|allocated so far: ([\d,]+) bytes)"
+    r"(?:, limit set to:? ([\d,]+) bytes)?",
+)
+def parse_cupy(match: re.Match[str], window: Window) -> Fields:
+    """CuPy's memory pool (and Chainer's on top of it). Before v7 "total" was the pool's size had
+    the request succeeded (so the pool already held total - request); from v7 it says "allocated so
+    far". A limit set on the pool (`set_limit`, CUPY_GPU_MEMORY_LIMIT) is the cap that ran out."""
+    number = lambda group: int(match.group(group).replace(",", "")) if match.group(group) else None  # noqa: E731
+    requested = number(1)
+    held = number(3) if match.group(3) else (number(2) - requested if match.group(2) else None)
+    return {"framework": "other", "backend": "cuda", "library": "cupy", "requested_bytes": requested,
+            "allocated_bytes": held if held is None or held >= 0 else None, "allowed_bytes": number(4),
+            "raw_message": window.lines[0].strip()}
+
+
 @message_format("bare_out_of_memory_error", r"\bOutOfMemoryError\b")
 def parse_bare_exception(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "pytorch", "exception_type": "OutOfMemoryError", "raw_message": window.lines[0].strip()}

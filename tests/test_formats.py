@@ -34,6 +34,7 @@ EXPECTED = {
     "cublas_alloc.log": ("cublas_alloc_failed", "cuda", {"library": "cublas"}),
     "cudnn_alloc.log": ("cudnn_alloc_failed", "cuda", {"library": "cudnn"}),
     "nccl_oom.log": ("nccl_cuda_oom", "cuda", {"library": "nccl", "rank": 7}),
+    "cupy_pool.log": ("cupy_memory_pool", "cuda", {"library": "cupy", "requested_bytes": 163840000, "allocated_bytes": 1673061376 - 163840000}),
     "tensorrt_builder.log": ("tensorrt_alloc_failed", "cuda", {"library": "tensorrt", "requested_bytes": 16 * GIB}),
     "tf1_graph.log": ("tensorflow_oom_tensor", "cuda", {"tensor_shape": [64, 2016, 9, 9], "tensor_dtype": "float"}),
     "tf2_fit.log": ("tensorflow_oom_tensor", "cuda", {"tensor_shape": [16, 64, 64, 64], "exception_type": "ResourceExhaustedError"}),

@@ -1523,3 +1523,30 @@ def test_generating_text_is_still_the_kv_cache():
                                   "It does not happen on version 0.9."])
 def test_a_version_where_the_problem_goes_away(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize(("message", "held", "limit"), [
+    ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).", 3_635_267_072, None),
+    ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 512 bytes (allocated so far: 1,024 bytes, limit set to: 2,048 bytes).", 1024, 2048),
+    ("cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 1073741824 bytes (total 12373894656 bytes)", 12_373_894_656 - 1_073_741_824, None),
+])
+def test_cupy_pool_messages_of_both_generations(message, held, limit):
+    error = analyze_inputs([], text=message).error
+    assert (error.format, error.library, error.allocated_bytes, error.allowed_bytes) == ("cupy_memory_pool", "cupy", held, limit)
+
+
+@pytest.mark.parametrize("note", ["There are 7 other models hosted on the same server and they work fine; adding this one breaks it.",
+                                  "Several models are loaded on the same GPU by our inference service."])
+def test_other_models_on_the_same_card_hold_its_memory(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize(("note", "seq_len"), [("the prompts reach 12,000-13,000 tokens", 13000), ("a 32,768 token context", 32768)])
+def test_token_counts_with_thousands_separators(note, seq_len):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).seq_len == seq_len
+
+
+@pytest.mark.parametrize("note", ["Fine-tuning it, the sequence is too long and it returns CUDA OOM.",
+                                  "Our documents are very long, and training runs out of memory."])
+def test_inputs_said_to_be_too_long(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).long_input

@@ -124,7 +124,9 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
-                  r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory")
+                  r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory|"
+                  # Other models served from the same card (an inference server hosting several).
+                  r"(?:\d+|several|many|other|more) (?:other )?models? (?:are |were )?(?:\w+ ){0,3}(?:on|in) the same (?:gpu|card|server|device|machine|process)")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
@@ -257,6 +259,7 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?) (?:that are |which are )?(?:longer than|exceeding|over) (?:the )?(?:max\w*|limit|\d+)|"
+               r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens")
@@ -482,10 +485,10 @@ def read_numbers(note: str, signals: Signals) -> None:
         signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
                   r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
-        or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
+        or _search(r"((?<![\d.,])\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
         or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:sequence|context|seq|token)[- ]?(?:length|len|window)", note)
     if seq:  # "8K tokens" means 8192 in this field
-        value = seq.group(1).replace(" ", "")
+        value = seq.group(1).replace(" ", "").replace(",", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
     vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s?\(\s?vocab", note) or \
         _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
