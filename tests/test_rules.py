@@ -1550,3 +1550,15 @@ def test_token_counts_with_thousands_separators(note, seq_len):
                                   "Our documents are very long, and training runs out of memory."])
 def test_inputs_said_to_be_too_long(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).long_input
+
+
+@pytest.mark.parametrize("note", ["On 2.0.1 it is fine; 2.1.0 OOMs.", "transformers 4.36 OK vs 4.40 OOM",
+                                  "vLLM 0.2.5 fails where 0.2.4 worked", "torch 2.1 works, torch 2.2 runs out of memory"])
+def test_two_builds_of_one_library_compared_are_a_version_change(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["voxel size 0.001 (knn radius 0.1) fails", "dropout 0.1 and 0.2 fail the same way",
+                                  "with CUDA 11.8 and torch 2.1 it fails", "torch 2.1 and 2.2 both fail"])
+def test_settings_or_two_libraries_are_no_two_builds(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression

@@ -709,6 +709,40 @@ def _setting_helped(note: str) -> bool | None:
     return None
 
 
+# Two builds of one library compared: dotted versions that share their major number ("2.0.1" and
+# "2.1.0", "0.2.5" and "0.2.6"), near each other, with an outcome word between or around them.
+_DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)?(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|epochs?|steps?|ms\b))")
+_OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad)\b", re.IGNORECASE)
+
+
+_VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_NAMES[3:-1]}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
+
+
+def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
+    """x.y.z, or x.y right after "v", "version" or a library's name: "0.001" and "0.1" are settings."""
+    return match.group(0).lstrip("v").count(".") >= 2 or match.group(0).startswith("v") or \
+        bool(_VERSION_CUE.search(note[max(0, match.start() - 16):match.start()]))
+
+
+def _two_builds_compared(note: str) -> str | None:
+    versions = list(_DOTTED_VERSION.finditer(note))
+    for first, second in zip(versions, versions[1:]):
+        one, other = first.group(0).lstrip("v"), second.group(0).lstrip("v")
+        if first.group(1) != second.group(1) or one == other or one.count(".") != other.count("."):
+            continue
+        # One of the pair must read as a version; the other is then the same library's.
+        if not (_looks_like_a_version(first, note) or _looks_like_a_version(second, note)):
+            continue
+        if second.start() - first.end() > 120:
+            continue
+        around = note[max(0, first.start() - 60):second.end() + 60]
+        if re.search(r"\b(?:both|either|neither|all|every|any|regardless|same (?:on|with|in))\b", around, re.IGNORECASE):
+            continue  # the same outcome on both builds: no regression between them
+        if _OUTCOME.search(around):
+            return note[first.start():second.end()]
+    return None
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = context.note or ""
     frames = frame_text(context)
@@ -747,6 +781,11 @@ def read_signals(context: TriageContext) -> Signals:
         if match:
             setattr(signals, name, True)
             signals.evidence[name] = match.group(0)
+    if not signals.upgrade_regression:
+        compared = _two_builds_compared(note)
+        if compared:
+            signals.upgrade_regression = True
+            signals.evidence["upgrade_regression"] = compared
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
