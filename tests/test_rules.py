@@ -1562,3 +1562,10 @@ def test_two_builds_of_one_library_compared_are_a_version_change(note):
                                   "with CUDA 11.8 and torch 2.1 it fails", "torch 2.1 and 2.2 both fail"])
 def test_settings_or_two_libraries_are_no_two_builds(note):
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["The recent Transformers update broke this repo: VRAM consumption multiplied.",
+                                  "Previously working setups are now unusable.",
+                                  "The latest driver release caused the OOM on the same job."])
+def test_a_recent_update_that_broke_a_working_setup(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
