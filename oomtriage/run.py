@@ -212,6 +212,7 @@ def _wait(process: subprocess.Popen, timeout: float | None, on_tick: Ticker | No
     """Wait for the child, telling ``on_tick`` how far it got; kill it at ``timeout``."""
     started = time.monotonic()
     deadline = None if timeout is None else started + timeout
+    steps = 0
     while True:
         now = time.monotonic()
         if deadline is not None and now >= deadline:
@@ -225,7 +226,9 @@ def _wait(process: subprocess.Popen, timeout: float | None, on_tick: Ticker | No
         except subprocess.TimeoutExpired:
             pass
         if on_tick is not None:
-            on_tick(time.monotonic() - started, _steps_done(progress_file))
+            # Steps only go up: a read that catches the file mid-write (empty) is not a step back.
+            steps = max(steps, _steps_done(progress_file))
+            on_tick(time.monotonic() - started, steps)
 
 
 def _steps_done(progress_file: Path) -> int:

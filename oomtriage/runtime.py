@@ -247,7 +247,10 @@ def _report_progress() -> None:
     path = STATE["progress_file"]
     if path:
         try:
-            Path(path).write_text(str(STATE["steps"]))
+            # Written aside and renamed over the old file, so the parent never reads it half-written.
+            staged = Path(f"{path}.tmp")
+            staged.write_text(str(STATE["steps"]))
+            os.replace(staged, path)
         except OSError:
             STATE["progress_file"] = None  # progress is cosmetic: never fail the user's run over it
 

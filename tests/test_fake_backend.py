@@ -168,3 +168,31 @@ def test_an_inherited_fake_flag_does_not_fake_an_executed_run(monkeypatch):
                      site_hook=False)
     assert "OOMTRIAGE_FAKE" not in child_environment(**arguments, fake=False)
     assert child_environment(**arguments, fake=True)["OOMTRIAGE_FAKE"] == "1"
+
+
+def test_progress_never_goes_back_when_a_read_catches_the_file_mid_write(tmp_path):
+    """The child rewrites its step count each step; a poll between truncate and write reads an
+    empty file, which must not show as a step back to 0."""
+    import subprocess
+    import threading
+    import time
+
+    from oomtriage import run as run_module
+
+    progress = tmp_path / "progress"
+    progress.write_text("1")
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+
+    def rewrite() -> None:
+        time.sleep(0.3)
+        progress.write_text("")  # caught mid-write for a while
+        time.sleep(0.6)
+        progress.write_text("2")
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    ticks: list[int] = []
+    returncode, timed_out = run_module._wait(process, None, lambda elapsed, steps: ticks.append(steps), progress)
+    writer.join()
+    assert (returncode, timed_out) == (0, False)
+    assert ticks == sorted(ticks) and ticks[0] == 1 and max(ticks) == 2
