@@ -1569,3 +1569,22 @@ def test_settings_or_two_libraries_are_no_two_builds(note):
                                   "The latest driver release caused the OOM on the same job."])
 def test_a_recent_update_that_broke_a_working_setup(note):
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_a_second_round_that_fails_with_the_card_full_of_live_tensors_kept_the_first():
+    text = sentence(req="500.00 MiB", total="39.39 GiB", free="41.94 MiB", alloc="37.87 GiB", unalloc="977.13 MiB")
+    note = "Evaluating a second model in the same run OOMs, although one model alone is fine."
+    assert "reference_leak" in ids(text, note)[:3]
+    assert "is live at the failure" in evidence_of(text, note, "reference_leak")
+
+
+def test_a_second_round_with_a_large_idle_cache_is_still_fragmentation():
+    text = sentence(req="2.00 GiB", total="24.00 GiB", free="500.00 MiB", alloc="12.00 GiB", unalloc="9.00 GiB")
+    assert ids(text, "the second fit with other shapes fails")[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", ["After implementing training_epoch_end, training runs out of GPU memory.",
+                                  "validation_epoch_end collects the outputs and then it OOMs",
+                                  "learn.get_preds on a big validation set runs out of memory"])
+def test_loops_that_gather_every_batchs_outputs_keep_them(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"

@@ -185,6 +185,9 @@ _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
                  r"hidden states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
                  r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|on the gpu|in memory)\b|\bself\.\w+)|"
+                 # Loops that gather every batch's outputs for the end: Lightning's *_epoch_end hooks
+                 # (up to 1.9 every step's returned dict stays on the GPU), fastai's get_preds.
+                 r"\b(?:training|validation|test)_epoch_end\b|\bget_preds\b|"
                  r"\b(?:list|dict|cache|buffer|queue|deque) of (?:cached |stored |saved |gpu )?(?:\w+ )?"
                  r"(?:tensors|outputs|predictions|features|embeddings|logits|activations)\b")
 # Attention named where the note says it failed, or the memory-efficient kernels it lacks.

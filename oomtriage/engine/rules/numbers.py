@@ -100,9 +100,19 @@ def snapshot_and_stats(data: RuleInput) -> Iterator[Vote]:
 
 @rule
 def repeated_work(data: RuleInput) -> Iterator[Vote]:
-    if data.signals.repeated_calls:
-        yield Vote("fragmentation", 0.45, f'The failure comes on repeated work in one process ("{data.signals.evidence["repeated_calls"]}"): '
-                   "cached blocks sized for the earlier shapes do not fit the new ones.")
+    """Work that fits once and fails the second time in one process: either what the first round
+    left is still referenced (a model, outputs, a cache), or cached blocks of its shapes do not fit
+    the new ones. Live memory filling the card at the failure says which."""
+    if not data.signals.repeated_calls:
+        return
+    said = data.signals.evidence["repeated_calls"]
+    yield Vote("fragmentation", 0.45, f'The failure comes on repeated work in one process ("{said}"): '
+               "cached blocks sized for the earlier shapes do not fit the new ones.")
+    n = data.numbers
+    if n.allocated and n.capacity and n.allocated > 0.8 * n.capacity:
+        yield Vote("reference_leak", 0.6, f"{format_size(n.allocated)} is live at the failure ({n.allocated / n.capacity:.0%} of the "
+                   "card): what the earlier round created (a model, its outputs, a cache) is still referenced; "
+                   "`del` it and call `gc.collect()` and `torch.cuda.empty_cache()` before the next one.")
 
 
 def sibling_processes(data: RuleInput) -> list[int]:
