@@ -1588,3 +1588,20 @@ def test_a_second_round_with_a_large_idle_cache_is_still_fragmentation():
                                   "learn.get_preds on a big validation set runs out of memory"])
 def test_loops_that_gather_every_batchs_outputs_keep_them(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize(("note", "capacity"), [("fine-tuning on a single 24G card", 24e9), ("my 12G GPU", 12e9), ("an 8 G graphics card", 8e9)])
+def test_a_card_size_written_with_g_alone(note, capacity):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity == capacity
+
+
+@pytest.mark.parametrize("note", ["I fine-tune all parameters of a 5.7B model", "training all the weights of the 7B model"])
+def test_training_all_the_parameters_is_a_full_fine_tune(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).full_finetune
+
+
+def test_a_request_a_hundred_cards_big_is_a_size_computed_wrong():
+    text = sentence(req="538976288.13 GiB", total="47.54 GiB", free="43.55 GiB", alloc="3.19 GiB", unalloc="478.31 MiB")
+    assert "framework_bug" in ids(text)[:2]
+    plausible = sentence(req="60.00 GiB", total="47.54 GiB", free="43.55 GiB", alloc="3.19 GiB", unalloc="478.31 MiB")
+    assert "framework_bug" not in ids(plausible)[:2]

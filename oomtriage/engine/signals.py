@@ -278,7 +278,7 @@ _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bl
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
 # "a fine-tuned / pretrained model" names what is run, not training that is running.
 _FULL_FINETUNE = (r"full(?:-| )?(?:parameter )?fine-?tun\w*|full fine-?tune|\bpre-?training\b|\bpre-?train(?:s|ing)? (?:a|an|the)\b|"
-                  r"full-parameter|from scratch|\bfine-?tun(?!ed\b)\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
+                  r"full-parameter|from scratch|(?:fine-?tun\w*|train\w*|updat\w*) all (?:the |of the )?(?:model'?s? )?(?:parameters|params|weights)\b|\bfine-?tun(?!ed\b)\w*|\btrain(?:ing|s)? (?:a |an |the )?(?:\w+ )?(?:model|llm|network)")
 _LORA = r"\blora\b|\bqlora\b|\bpeft\b|adapter"
 # Most parameters frozen: the optimizer holds state for the trainable part only.
 _FROZEN = (r"\bfrozen\b|\bfreez(?:e|es|ing)\b|requires_grad ?= ?False|requires_grad_\(False\)|"
@@ -515,7 +515,8 @@ def read_numbers(note: str, signals: Signals) -> None:
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
-        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note)
+        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note) \
+        or _search(r"\b(\d{1,3})\s?G (?:(?:\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
                     note[max(0, gpu.start() - 40):gpu.start()]):

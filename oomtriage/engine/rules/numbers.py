@@ -213,6 +213,11 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     if not n.capacity:
         return
     share = n.requested / n.capacity
+    if share > 100:
+        # No input makes one tensor a hundred cards big: a size computed from garbage (an overflowed
+        # or uninitialised shape, a sequence length of -1) inside the library that asked.
+        yield Vote("framework_bug", 0.6, f"One request of {format_size(n.requested)} is {share:,.0f} times the whole card: "
+                   "no real input asks for that, a shape computed wrong inside the framework or library does.")
     if _power_of_two(n.requested) and n.requested >= GIB // 4 and signals.domains & {"diffusion", "llm", "encoder"}:
         yield Vote("attention_quadratic", 0.45, f"{format_size(n.requested)} is an exact power of two, the size of a "
                    "square attention matrix (heads x tokens x tokens).")
