@@ -1605,3 +1605,11 @@ def test_a_request_a_hundred_cards_big_is_a_size_computed_wrong():
     assert "framework_bug" in ids(text)[:2]
     plausible = sentence(req="60.00 GiB", total="47.54 GiB", free="43.55 GiB", alloc="3.19 GiB", unalloc="478.31 MiB")
     assert "framework_bug" not in ids(plausible)[:2]
+
+
+@pytest.mark.parametrize(("note", "flag"), [("generate with num_beams=8 runs out", "many_sequences"),
+                                            ("sampling 16 completions per prompt", "many_sequences"),
+                                            ("the vLLM server fails under load", "under_load"),
+                                            ("it crashes with many concurrent requests", "under_load")])
+def test_generation_and_serving_readers_are_signals(note, flag):
+    assert getattr(read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)), flag)

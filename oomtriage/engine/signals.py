@@ -101,7 +101,8 @@ _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?
 _A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\d+[\w.+-]*)"
 # A size or a count after "since" is not a version: "since 2.5 GB are free".
 _A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|days?|epochs?|steps?))"
-_LIBRARY_NAMES = r"(?:torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning)"
+_LIBRARY_WORDS = r"torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning"
+_LIBRARY_NAMES = rf"(?:{_LIBRARY_WORDS})"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
                    # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
                    r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
@@ -245,6 +246,10 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
 _SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
+# Many sequences decoded at once (samples, beams, returned sequences): a KV cache for each.
+_MANY_SEQUENCES = r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?\b|\b\d+ (?:samples|sequences|completions)"
+# A serving engine failing under traffic rather than at start-up.
+_UNDER_LOAD = r"under load|requests?\b|concurren|traffic|scor(?:e|ing)|logprob"
 # Inference that spreads one model's weights over the GPUs it names.
 _SPLITS_WEIGHTS = (r"device_map|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
                    r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate")
@@ -344,6 +349,8 @@ class Signals:
     several_gpus: bool = False
     splits_weights: bool = False
     switch_no_effect: bool = False
+    many_sequences: bool = False
+    under_load: bool = False
     more_gpus_no_help: bool = False
     logits_said: bool = False
     colocated: bool = False
@@ -720,7 +727,7 @@ _DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)?(?!
 _OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad)\b", re.IGNORECASE)
 
 
-_VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_NAMES[3:-1]}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
+_VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_WORDS}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
 
 
 def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
@@ -772,7 +779,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, everything), "switch_no_effect": (_SWITCH_NO_EFFECT, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, everything), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),

@@ -121,8 +121,7 @@ def serving_engine(data: RuleInput) -> Iterator[Vote]:
         # it is the per-request work on top of it (logits, long prompts).
         at_start = signals.immediate or signals.construction or signals.phase in ("loading", "unknown") or \
             re.search(r"start|init|launch|profile|boot|load", f"{data.context.note or ''} {signals.phase_source or ''}", re.IGNORECASE)
-        under_load = re.search(r"under load|requests?\b|concurren|traffic|scor(?:e|ing)|logprob", data.context.note or "", re.IGNORECASE)
-        weight = 0.45 if under_load and not signals.immediate else 0.8 if at_start else 0.55
+        weight = 0.45 if signals.under_load and not signals.immediate else 0.8 if at_start else 0.55
         if signals.colocated and signals.phase == "training":
             weight = 0.3  # the trainer beside the engine failed, not the engine's own reservation (rule trainer_beside_an_inference_engine)
         yield Vote("kv_cache_or_generation", weight, f"{what} reserves GPU memory for its KV cache up front "

@@ -238,11 +238,9 @@ def generation(data: RuleInput) -> Iterator[Vote]:
         yield Vote("attention_quadratic", 0.6, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
         return
-    note = data.context.note or ""
-    many = re.search(r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?\b|\b\d+ (?:samples|sequences|completions)", note, re.IGNORECASE)
-    if many:
-        yield Vote("kv_cache_or_generation", 0.6, f'Many sequences are generated at once ("{many.group(0)}"): the KV cache '
-                   "is kept for every one of them.")
+    if signals.many_sequences:
+        yield Vote("kv_cache_or_generation", 0.6, f'Many sequences are generated at once ("{signals.evidence["many_sequences"]}"): '
+                   "the KV cache is kept for every one of them.")
     if "llm" in signals.domains or "generat" in (signals.phase_source or "") or "sampl" in (signals.phase_source or ""):
         yield Vote("kv_cache_or_generation", 0.5, f"It failed while generating ({signals.phase_source}): the KV cache "
                    "grows with batch x (prompt + generated) tokens x layers.")
