@@ -1613,3 +1613,13 @@ def test_a_request_a_hundred_cards_big_is_a_size_computed_wrong():
                                             ("it crashes with many concurrent requests", "under_load")])
 def test_generation_and_serving_readers_are_signals(note, flag):
     assert getattr(read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)), flag)
+
+
+def test_tensorrt_gets_its_workspace_cap_and_cudnn_keeps_its_own():
+    trt = ranked("[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)")[0]
+    assert trt.id == "cudnn_or_workspace"
+    kinds = [fix.kind for fix in trt.fixes]
+    assert kinds[0] == "tensorrt_workspace" and "cudnn_workspace" not in kinds
+    cudnn = ranked("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")[0]
+    assert cudnn.id == "cudnn_or_workspace"
+    assert [fix.kind for fix in cudnn.fixes][0] == "cudnn_workspace" and "tensorrt_workspace" not in [fix.kind for fix in cudnn.fixes]

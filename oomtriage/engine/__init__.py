@@ -67,9 +67,10 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     ordered = sorted(scores.items(), key=lambda item: item[1][0], reverse=True)
     keep = [item for index, item in enumerate(ordered) if item[1][0] > 0.05 or index < MIN_CAUSES][:MAX_CAUSES]
     framework = data.framework
+    library = context.error.library if context.error else None
     causes = [
         Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score, evidence=evidence,
-              fixes=fixes_for(cause, framework=framework))
+              fixes=fixes_for(cause, framework=framework, library=library))
         for cause, (score, evidence) in keep
     ]
     return causes, data

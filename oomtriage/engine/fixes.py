@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from oomtriage.fixkinds import VALIDATABLE_KINDS  # noqa: F401  (re-exported for the engine and the prompt)
 from oomtriage.fixkinds.advice import (CHUNKED_LOSS, CUDNN, FREE_GPU, KV_CACHE, MAP_LOCATION, QUANTIZE, RANK_DEVICE, SHARD,
-                                       SMALLER_MODEL, TF_GROWTH, UPGRADE, WORKERS)
+                                       SMALLER_MODEL, TF_GROWTH, TRT_WORKSPACE, UPGRADE, WORKERS)
 from oomtriage.fixkinds.alloc_conf import ALLOC_CONF, JAX_ALLOCATOR
 from oomtriage.fixkinds.batch_size import REDUCE_BATCH
 from oomtriage.fixkinds.checkpointing import CHECKPOINTING
@@ -35,16 +35,20 @@ FIXES_BY_CAUSE: dict[str, list[Fix]] = {
     "kv_cache_or_generation": [KV_CACHE, QUANTIZE],
     "checkpoint_loading": [MAP_LOCATION, QUANTIZE],
     "dataloader_or_host": [WORKERS],
-    "cudnn_or_workspace": [CUDNN, FREE_GPU],
+    "cudnn_or_workspace": [CUDNN, TRT_WORKSPACE, FREE_GPU],
     "distributed_replication": [SHARD, RANK_DEVICE],
     "framework_bug": [UPGRADE],
     "other": [REDUCE_BATCH],
 }
 
 
-def fixes_for(cause_id: str, *, framework: str = "pytorch") -> list[Fix]:
+def fixes_for(cause_id: str, *, framework: str = "pytorch", library: str | None = None) -> list[Fix]:
     fixes = [fix.model_copy(deep=True) for fix in FIXES_BY_CAUSE.get(cause_id, [])]
     if cause_id == "fragmentation":
         wanted = "XLA_PYTHON_CLIENT_ALLOCATOR" if framework == "jax" else "PYTORCH_CUDA_ALLOC_CONF"
         fixes = [fix for fix in fixes if wanted in fix.env] or fixes
+    if cause_id == "cudnn_or_workspace":
+        # TensorRT's workspace is its builder's, not cuDNN's: each library gets its own knob.
+        unwanted = CUDNN.kind if library == "tensorrt" else TRT_WORKSPACE.kind
+        fixes = [fix for fix in fixes if fix.kind != unwanted]
     return fixes

@@ -75,6 +75,13 @@ CUDNN = _fix(
     "or disable cudnn.benchmark.",
     "tf.config.experimental.set_memory_growth(gpu, True)\n# PyTorch: torch.backends.cudnn.benchmark = False",
     "tens to hundreds of MiB of workspace")
+TRT_WORKSPACE = _fix(
+    "tensorrt_workspace", "Cap TensorRT's builder workspace",
+    "TensorRT's builder times each layer's tactics inside a workspace pool (by default as large as the "
+    "free memory); a cap leaves room for the weights and activations at the cost of a few tactics.",
+    "config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 30)  # 1 GiB\n"
+    "# trtexec: --memPoolSize=workspace:1024",
+    "the workspace above the cap")
 SMALLER_MODEL = _fix(
     "shard_model", "Split, offload or shrink the model",
     "The weights alone do not fit: spread layers over GPUs (device_map='auto'), offload to CPU, quantize, "

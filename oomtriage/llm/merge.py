@@ -16,6 +16,7 @@ from .schema import LLMAnswer
 def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange_id: str) -> TriageReport:
     by_rules = {cause.id: cause for cause in rules.causes}
     framework = rules.error.framework if rules.error else "pytorch"
+    library = rules.error.library if rules.error else None
     merged: list[Cause] = []
     for proposed in answer.causes:
         if any(cause.id == proposed.id for cause in merged):
@@ -27,7 +28,7 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
         evidence = [f"model: {proposed.reasoning}", *proposed.evidence]
         evidence += [f"rules: {item}" for item in ruled.evidence] if ruled else []
         merged.append(Cause(id=proposed.id, title=proposed.title or title_of(proposed.id), confidence=proposed.confidence,
-                            evidence=evidence, fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework)),
+                            evidence=evidence, fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework, library=library)),
                             agreement="both" if ruled else "llm_only"))
     for cause in rules.causes:
         if cause.id not in {item.id for item in merged}:
