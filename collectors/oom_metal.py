@@ -23,3 +23,15 @@ def parse_metal_max_buffer(match: re.Match[str], window: Window) -> Fields:
 def parse_metal_malloc(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "other", "backend": "mps", "requested_bytes": int(match.group(1)),
             "raw_message": window.lines[0].strip()}
+
+
+# Metal reports a command buffer it could not back with memory when the GPU work runs, not when a
+# buffer is created: MLX raises it as "[METAL] Command buffer execution failed", ggml's Metal
+# backend logs the status and the same IOGPU error code.
+@message_format("metal_command_buffer",
+                r"Command buffer execution failed: Insufficient Memory|kIOGPUCommandBufferCallbackErrorOutOfMemory")
+def parse_metal_command_buffer(match: re.Match[str], window: Window) -> Fields:
+    line = window.lines[0]
+    library = "ggml" if "ggml" in line.lower() else "mlx" if "[METAL]" in line else None
+    return {"framework": "other", "backend": "mps", "library": library,
+            "operation": "a Metal command buffer that found no memory when it ran", "raw_message": line.strip()}

@@ -45,6 +45,19 @@ def parse_ggml(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "llama.cpp", "requested_bytes": requested, "raw_message": window.lines[0].strip()}
 
 
+@message_format(
+    "vulkan_device_memory",
+    # ggml's Vulkan backend ("ggml_vulkan: Device memory allocation of size 4831838208 failed.") and the
+    # Vulkan API's own result, as vulkan.hpp spells it or as the C enum.
+    r"Device memory allocation of size (\d+) failed|vk::\w+::allocateMemory: ErrorOutOfDeviceMemory|"
+    r"\bErrorOutOfDeviceMemory\b|\bVK_ERROR_OUT_OF_DEVICE_MEMORY\b",
+)
+def parse_vulkan(match: re.Match[str], window: Window) -> Fields:
+    size = match.group(1) or (re.search(r"allocation of size (\d+)", window.flat) or [None, None])[1]
+    return {"framework": "llama.cpp" if "ggml" in window.flat else "unknown", "backend": "vulkan",
+            "requested_bytes": int(size) if size else None, "raw_message": window.lines[0].strip()}
+
+
 @message_format("device_dram_buffer", r"Not enough space to allocate (\d+) B (?:DRAM|L1) buffer")
 def parse_device_buffer(match: re.Match[str], window: Window) -> Fields:
     free = re.search(r"free: (\d+) B", window.flat)

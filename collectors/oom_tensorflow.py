@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from oomtriage.sizes import parse_size
+
 from .message_formats import SIZE, Fields, Window, find_size, message_format, shape_of
 
 _TENSOR = (
@@ -91,13 +93,14 @@ def parse_bfc_stats(match: re.Match[str], window: Window) -> Fields:
 
 @message_format(
     "tensorflow_driver",
-    rf"failed to allocate ({SIZE}) \((\d+) bytes\) from device: (?:CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory|hipError_t\(1002\))",
+    # Older builds print the rounded size alone ("failed to allocate 8.00G from device: ...").
+    rf"failed to allocate ({SIZE})(?: \((\d+) bytes\))? from device: (?:CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory|hipError_t\(1002\))",
     primary=False,
 )
 def parse_driver_line(match: re.Match[str], window: Window) -> Fields:
     return {
         "framework": "tensorflow",
         "backend": "hip" if "hip" in match.group(0).lower() else "cuda",
-        "requested_bytes": int(match.group(2)),
+        "requested_bytes": int(match.group(2)) if match.group(2) else parse_size(match.group(1)),
         "raw_message": window.lines[0].strip(),
     }

@@ -16,6 +16,10 @@ from .oom_messages import join_continuations, split_rank
 PLAIN_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9})(?:, in (?P<func>.+))?\s*$')
 IPYTHON_FRAME = re.compile(r"^\s*File (?P<file>/\S+?\.py):(?P<line>\d{1,9}), in (?P<func>[\w.<>]+)")
 IPYTHON_CELL = re.compile(r"^\s*(?:Cell In\s*\[(?P<cell>\d*)\], line (?P<line>\d{1,9})|Input In \[\d+\], in <cell line: (?P<line2>\d{1,9})>)")
+# Older IPython and Colab: "/path/file.py in func(args)", Colab's "[/path/file.py](link) in func(args)",
+# "<ipython-input-7-...> in <cell line: 1>()"; the line number is on the "---> 781" arrow below.
+IPYTHON_OLD_FRAME = re.compile(r"^\s*(?:\[(?P<file>[^\]\s]+?\.py)\]\([^)\s]*\)|(?P<file2>/\S+?\.py)|(?P<cell2><ipython-input-[\w-]+>))"
+                               r"\s+in\s+(?P<func><?[\w.]+(?: line: \d+>)?>?)\(")
 IPYTHON_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d{1,9})?\s*(?P<code>.*)$")
 TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)|^\S*(?:Error|Exception)\s+Traceback \(most recent call last\)")
 CHAIN_MARKERS = ("During handling of the above exception", "The above exception was the direct cause")
@@ -72,12 +76,15 @@ def parse_traceback(lines: list[str], roots: list[Path] | None = None) -> StackT
     while index < len(lines):
         line = lines[index]
         plain = PLAIN_FRAME.match(line)
-        notebook = IPYTHON_FRAME.match(line) or IPYTHON_CELL.match(line)
+        notebook = IPYTHON_FRAME.match(line) or IPYTHON_CELL.match(line) or IPYTHON_OLD_FRAME.match(line)
         if plain or notebook:
             match = plain or notebook
             groups = match.groupdict()
-            filename = groups.get("file") or f"<cell {groups.get('cell') or ''}>".replace(" >", ">")
+            filename = groups.get("file") or groups.get("file2") or groups.get("cell2") or \
+                f"<cell {groups.get('cell') or ''}>".replace(" >", ">")
             lineno = groups.get("line") or groups.get("line2")
+            if notebook and not lineno:
+                lineno = _notebook_arrow_line(lines, index)
             code = None
             if plain and index + 1 < len(lines) and not PLAIN_FRAME.match(lines[index + 1]) and lines[index + 1].startswith((" ", "\t")):
                 code = lines[index + 1].strip() or None
@@ -91,11 +98,36 @@ def parse_traceback(lines: list[str], roots: list[Path] | None = None) -> StackT
             break
         index += 1
     if not frames:
-        return None
+        frames = _bare_failing_line(lines)
+        if not frames:
+            return None
     for frame in frames:
         if frame.is_user and not frame.filename.startswith("<"):
             frame.source_context, frame.context_first_line = source_context(frame.filename, frame.lineno, roots or [])
     return StackTrace(frames=frames, exception_line=exception_line, chained=chained)
+
+
+# A pasted excerpt that kept only the failing source line of its traceback ("    y = attn(q, k)"
+# right above "torch.OutOfMemoryError: ..."): that line is still what asked for the memory.
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exhausted)\b")
+_CODE_LINE = re.compile(r"^(?:\s{2,}|\t)(?![-=*#|>]|File\b|Traceback\b)[A-Za-z_(\[][^\n]*(?:=|\()[^\n]*$")
+
+
+def _bare_failing_line(lines: list[str]) -> list[Frame]:
+    for index, line in enumerate(lines):
+        if index and _EXCEPTION_LINE.match(line) and _CODE_LINE.match(lines[index - 1]):
+            return [Frame(filename="<pasted excerpt>", lineno=None, function=None, code=lines[index - 1].strip(), is_user=False)]
+    return []
+
+
+def _notebook_arrow_line(lines: list[str], index: int) -> str | None:
+    for line in lines[index + 1 : index + 12]:
+        arrow = IPYTHON_ARROW.match(line)
+        if arrow:
+            return arrow.group("line")
+        if IPYTHON_FRAME.match(line) or IPYTHON_CELL.match(line) or IPYTHON_OLD_FRAME.match(line):
+            return None
+    return None
 
 
 def _notebook_code(lines: list[str], index: int) -> str | None:
@@ -103,7 +135,7 @@ def _notebook_code(lines: list[str], index: int) -> str | None:
         arrow = IPYTHON_ARROW.match(line)
         if arrow:
             return arrow.group("code").strip() or None
-        if IPYTHON_FRAME.match(line) or IPYTHON_CELL.match(line):
+        if IPYTHON_FRAME.match(line) or IPYTHON_CELL.match(line) or IPYTHON_OLD_FRAME.match(line):
             return None
     return None
 

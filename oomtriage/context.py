@@ -82,6 +82,11 @@ def build_context(paths: Iterable[str | Path] = (), *, text: str | None = None, 
             views.append(open_log(path))
     if text is not None:
         if not text.strip():
+            if not paths and note and note.strip():
+                # A run that died without printing anything ("the job just crashes"): the note is all
+                # there is, and it is still ranked (as suspected, never as detected).
+                context.sources.append("<note>")
+                return context
             raise InputError("the input is empty: pass a log file, or pipe the failed run's output on stdin")
         views.append(view_from_text(text, name="<stdin>"))
         context.sources.append("<stdin>")

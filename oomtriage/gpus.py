@@ -12,6 +12,7 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
     (r"A100.*80|A800.*80|A100-SXM4-80|A100 80", 80), (r"A100|A800", 40), (r"A6000|RTX 6000 Ada|A40\b|L40", 48),
     (r"A10G|A10\b|L4\b|A5000", 24), (r"A30\b", 24), (r"A4000", 16), (r"A2\b", 16),
     (r"V100.*32|V100-SXM2-32", 32), (r"V100", 16), (r"T4\b", 16), (r"P100", 16), (r"P40\b", 24), (r"K80", 12),
+    (r"5090", 32), (r"5080|5070 Ti|5060 Ti", 16), (r"5070", 12), (r"5060", 8),
     (r"4090|3090|TITAN RTX", 24), (r"4080", 16), (r"4070 Ti", 12), (r"4070", 12), (r"4060 Ti", 16), (r"4060", 8),
     (r"3080 Ti", 12), (r"3080", 10), (r"3070|3060 Ti", 8), (r"3060", 12), (r"2080 Ti|1080 Ti", 11),
     (r"2080|2070|1080|1070", 8), (r"1660|1060", 6), (r"1050", 4), (r"TITAN V", 12), (r"TITAN X", 12),
@@ -39,7 +40,7 @@ def capacity_of_gpu(name: str) -> int | None:
 # Cards people name by number alone ("on a 4090", "my 3060 Ti"), and the one-digit data-centre
 # cards. A bare number needs an article or a count before it and no resolution after it ("1080p",
 # "1920x1080").
-_BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|dual|\d ?x) ((?:[234]0[5-9]0|1[06-9][5-8]0)(?: Ti| SUPER)?)\b(?!\s?(?:x|×|p\b))|"
+_BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|three|four|six|eight|dual|\d ?x) (?:\d{1,3} ?G(?:i?B)? )?((?:[2345]0[5-9]0|1[06-9][5-8]0)(?: Ti| SUPER)?)(?:s\b|\b)(?!\s?(?:x|×|p\b))|"
                        r"\b([TL]4|A2|A10G?)\b", re.IGNORECASE)
 
 

@@ -63,6 +63,9 @@ TRIGGER_PHRASES = [
     rb"not enough space to allocate",
     rb"stored in kv cache",
     rb"hiperror_t\(1002\)",
+    rb"device memory allocation of size",  # ggml's Vulkan backend
+    rb"outofdevicememory",  # vulkan.hpp's ErrorOutOfDeviceMemory
+    rb"out_of_device_memory",  # VK_ERROR_OUT_OF_DEVICE_MEMORY
     rb"cudnn convolution algorithm",
     rb"all algorithms tried",
     rb"no algorithm worked",

@@ -40,6 +40,20 @@ def test_empty_stdin():
     assert "empty" in _one_line_error(run_cli("analyze", "-", input=b""))
 
 
+def test_empty_stdin_with_a_note_ranks_the_note_as_suspected():
+    # A job killed without printing anything: the note is all the user has, and it is still ranked.
+    result = run_cli("analyze", "-", "--format", "json", "--note",
+                     "the run dies with CUDA out of memory on the first step at batch size 64", input=b"")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["detected"] is False and report["suspected"] is True
+    assert report["causes"] and report["causes"][0]["id"] == "batch_too_large"
+
+
+def test_empty_stdin_with_a_blank_note_is_still_empty():
+    assert "empty" in _one_line_error(run_cli("analyze", "-", "--note", "   ", input=b""))
+
+
 def test_binary_file(tmp_path):
     binary = tmp_path / "core.bin"
     binary.write_bytes(bytes(range(256)) * 64)

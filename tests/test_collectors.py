@@ -213,3 +213,29 @@ def test_older_xla_spells_resource_exhausted_in_words():
     report = analyze_inputs([], text="RuntimeError: Resource exhausted: Out of memory while trying to allocate 4398046511104 bytes.: "
                                      "while running replica 0 and partition 0 of a replicated computation")
     assert report.detected and report.error.framework == "jax" and report.error.requested_bytes == 4398046511104
+
+
+def test_older_ipython_and_colab_frames_are_parsed_with_their_arrow_lines():
+    text = textwrap.dedent("""\
+        ---------------------------------------------------------------------------
+        OutOfMemoryError                          Traceback (most recent call last)
+        <ipython-input-3-9f2c1e0a7b11> in <cell line: 2>()
+              1 trainer = build_trainer()
+        ----> 2 trainer.train()
+
+        [/usr/local/lib/python3.10/dist-packages/mylib/loop.py](https://localhost:8080/#) in step(self, batch)
+            140         out = self.model(batch)
+        --> 141         return out.float()
+
+        /usr/local/lib/python3.10/dist-packages/mylib/other.py in helper(x)
+        ---> 12     return x * 2
+
+        OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 14.75 GiB of which 1.00 GiB is free.
+        """)
+    stack = build_context(text=text).stack
+    assert [(f.filename, f.lineno, f.function) for f in stack.frames] == [
+        ("<ipython-input-3-9f2c1e0a7b11>", 2, "<cell line: 2>"),
+        ("/usr/local/lib/python3.10/dist-packages/mylib/loop.py", 141, "step"),
+        ("/usr/local/lib/python3.10/dist-packages/mylib/other.py", 12, "helper")]
+    assert stack.frames[0].is_user and not stack.frames[1].is_user
+    assert stack.frames[1].code == "return out.float()"

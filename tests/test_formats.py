@@ -44,6 +44,7 @@ EXPECTED = {
     "jax_xla_runtime.log": ("xla_resource_exhausted", "cuda", {"requested_bytes": 34912723376}),
     "jax_rocm.log": ("xla_failed_request", "unknown", {"requested_bytes": round(154.06 * GIB)}),
     "tpu_compile.log": ("xla_tpu_compile", "tpu", {"total_bytes": 32 * GIB}),
+    "metal_command_buffer.log": ("metal_command_buffer", "mps", {"library": "mlx"}),
     "host_dataloader_killed.log": ("dataloader_worker_killed", "host", {}),
     "host_bus_error.log": ("dataloader_worker_killed", "host", {}),
     "host_killed.log": ("process_killed", "host", {}),
@@ -139,3 +140,30 @@ def test_memory_summary_in_log_is_parsed():
     assert context.memory_stats.reserved_bytes == 12420 * MIB
     assert context.memory_stats.allocated_peak_bytes == 4877 * MIB
     assert context.memory_stats.num_alloc_retries == 1
+
+
+def test_tensorflow_driver_line_without_the_byte_count():
+    from oomtriage.context import build_context
+
+    context = build_context(text="failed to allocate 3.50G from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+    assert context.error.format == "tensorflow_driver"
+    assert context.error.requested_bytes == int(3.5 * 2**30)
+
+
+@pytest.mark.parametrize(("text", "requested"), [
+    ("ggml_vulkan: Device memory allocation of size 2147483648 failed.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory", 2 * 2**30),
+    ("vkAllocateMemory returned VK_ERROR_OUT_OF_DEVICE_MEMORY", None),
+])
+def test_vulkan_device_memory_failures(text, requested):
+    from oomtriage.context import build_context
+
+    context = build_context(text=text)
+    assert context.error.format == "vulkan_device_memory"
+    assert context.error.backend == "vulkan"
+    assert context.error.requested_bytes == requested
+
+
+def test_a_lost_vulkan_device_is_no_oom():
+    from oomtriage.context import build_context
+
+    assert build_context(text="ggml_vulkan: vk::Queue::submit: ErrorDeviceLost").error is None

@@ -1623,3 +1623,1397 @@ def test_tensorrt_gets_its_workspace_cap_and_cudnn_keeps_its_own():
     cudnn = ranked("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")[0]
     assert cudnn.id == "cudnn_or_workspace"
     assert [fix.kind for fix in cudnn.fixes][0] == "cudnn_workspace" and "tensorrt_workspace" not in [fix.kind for fix in cudnn.fixes]
+
+
+@pytest.mark.parametrize("note", ["with torch 2.0.1 it fails; torch 1.13.1 works", "the snippet runs on tensorflow 1.15.5 and OOMs on tensorflow 2.4.1",
+                                  "it ran fine two years ago", "the same script trained without trouble a few months ago"])
+def test_builds_of_different_majors_and_time_ago_are_a_version_change(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["PyTorch 1.2 and Python 3.6: it crashes", "learning rate 0.001 and weight decay 1.5 fail"])
+def test_two_libraries_of_different_majors_are_no_version_change(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_the_pairwise_idiom_is_the_inputs_size_and_a_stray_axis_is_an_accident():
+    text = sentence(req="2.29 GiB", total="15.75 GiB", free="1.00 GiB", alloc="12.00 GiB", unalloc="100.00 MiB")
+    pairwise = ids(text, "pairwise distances: x of shape (1, 3000, 64) minus y of shape (3000, 1, 64)")
+    assert pairwise[0] == "input_size_too_large" and "other" not in pairwise[:1]
+    stray = ids(text, "adding a of shape (200000, 1, 1) to b of shape (200000, 1)")
+    assert stray[0] == "other"
+
+
+def test_half_precision_weights_larger_than_the_card_outweigh_a_coincidence_of_arithmetic():
+    # 224 MiB happens to be 14 x 4096² bytes; a 13B model's fp16 weights (26 GB) cannot fit 16 GB anyway.
+    text = sentence(req="224.00 MiB", total="15.75 GiB", free="40.00 MiB", alloc="15.30 GiB", unalloc="10.00 MiB")
+    causes = ranked(text, "Serving a 13B model in fp16 on one card with max_model_len 4096.")
+    assert causes[0].id == "model_too_large" and causes[0].confidence >= 0.9
+
+
+def test_the_engines_measured_weights_replace_the_parameter_estimate():
+    log = ("INFO worker.py:267] model weights take 4.10GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory "
+           "takes 1.40GiB; the rest of the memory reserved for KV Cache is -0.90GiB.\n"
+           "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.")
+    note = "Serving a quantized 7B model on an 8 GB laptop GPU."
+    assert read_signals(build_context(text=log, note=note)).measured_weights == int(4.10 * 1024**3)
+    assert ids(log, note)[0] == "kv_cache_or_generation"
+
+
+def test_one_tensor_larger_than_the_card_in_a_transformer_is_its_score_matrix():
+    text = sentence(req="61.50 GiB", total="39.39 GiB", free="30.00 GiB", alloc="8.00 GiB", unalloc="200.00 MiB")
+    assert ids(text, "A vision-language model reading a scanned page.")[0] == "attention_quadratic"
+    # The same request with no transformer named stays the input's size.
+    assert ids(text, "A segmentation network on a scanned page.")[0] != "attention_quadratic"
+
+
+@pytest.mark.parametrize(("note", "phase"), [
+    ("python finetune.py trains, but with --resume_from last.ckpt it runs out of memory", "loading"),
+    ("The demo runs, but evaluating the test split dies.", "evaluation"),
+])
+def test_a_clause_ending_on_what_worked_is_not_where_it_failed(note, phase):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase == phase
+
+
+@pytest.mark.parametrize("note", ["Predicting frames one by one, memory climbs until it crashes, and the only workaround is to reload the model every hour.",
+                                  "Scoring images in a loop fails after a while; to avoid it I restart and reload the weights."])
+def test_a_workaround_clause_is_not_where_it_failed(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).phase != "loading"
+
+
+@pytest.mark.parametrize("note", ["Calling model.fit repeatedly in a for loop for cross-validation with Keras, memory grows until it fails.",
+                                  "model.predict() on every frame of the video with tf.keras; the GPU fills up over a few minutes."])
+def test_keras_entry_points_called_from_a_loop_accumulate_in_the_framework(note):
+    text = "ResourceExhaustedError: OOM when allocating tensor with shape[32,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+    assert read_signals(build_context(text=text, note=note)).keras_call_in_loop
+    assert "framework_bug" in ids(text, note)[:2]
+    # PyTorch's tensors are the script's: the same words there do not point at Keras.
+    assert not any(c.id == "framework_bug" and "Keras" in " ".join(c.evidence) for c in ranked(sentence(), note.replace("Keras", "PyTorch").replace("tf.keras", "torch")))
+
+
+@pytest.mark.parametrize("note", ["Training on a build of the master branch leaks until it fails.",
+                                  "after switching back to version 0.2.0 there is no leak", "we rolled back to 1.12.1 and it fits",
+                                  "with 2.3.1 there was no OOM"])
+def test_a_development_build_or_a_return_to_an_older_one_is_a_version_change(note):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["I switched back to the cpu and it works", "going back to batch size 2 fits"])
+def test_going_back_to_a_device_or_a_setting_is_no_version_change(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).upgrade_regression
+
+
+def test_metal_command_buffers_without_memory_are_detected_in_both_libraries():
+    for text in ("libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
+                 "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+                 "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+                 "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"):
+        report = analyze_inputs([], text=text, note="serving a 30B model on a 64 GB Mac")
+        assert report.detected and report.error.backend == "mps" and report.causes
+
+
+def signals_of(note: str, text: str = "RuntimeError: CUDA out of memory."):
+    return read_signals(build_context(text=text, note=note))
+
+
+@pytest.mark.parametrize(("note", "vocab"), [("Qwen3.5 (vocabulary about 248k) in RL", 248_000), ("a model2.0 (vocab 50k)", 50_000),
+                                             ("the vocabulary is very large on an 8 GB GPU", None)])
+def test_vocabulary_sizes_are_not_read_from_model_names_or_card_sizes(note, vocab):
+    assert signals_of(note).vocab_size == vocab
+
+
+@pytest.mark.parametrize("note", ["Training an NMT model whose target vocabulary is very large.",
+                                  "The number of classes is huge (an extreme multi-label task).", "a giant output layer over every product id"])
+def test_a_vocabulary_said_to_be_large_points_at_the_logits(note):
+    assert signals_of(note).large_vocab_said
+    assert "large_logits" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+def test_weights_copied_to_every_gpu_need_full_sharding():
+    note = "Fine-tuning a 13B model in bf16 with DeepSpeed ZeRO stage 2 on 8 GPUs of 24 GB fails."
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+    sharded = note.replace("ZeRO stage 2", "ZeRO stage 3")
+    assert not any("holds all the weights" in " ".join(c.evidence) for c in ranked("torch.cuda.OutOfMemoryError: CUDA out of memory.", sharded))
+
+
+def test_a_setting_named_only_in_the_clause_that_worked_is_not_the_failing_runs():
+    assert not signals_of("with device_map='auto' and no DeepSpeed it trains, but ZeRO-2 runs out of memory").splits_weights
+    assert signals_of("loading with device_map='auto' across two GPUs runs out of memory").splits_weights
+
+
+@pytest.mark.parametrize("note", [
+    "It builds one 11 GB buffer in the first iteration and frees it; recreating it in the second iteration fails.",
+    "We delete the big attention cache after each sample, and allocating it again for the next sample fails.",
+    "Re-allocating the workspace after it was freed runs out of memory.",
+])
+def test_a_large_tensor_freed_and_asked_for_again_is_fragmentation(note):
+    assert signals_of(note).freed_then_again
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize(("note", "free", "low"), [("about half of the GPU memory is never used", True, False),
+                                                   ("40% of the VRAM stays free when it fails", True, False),
+                                                   ("90% of the memory is used", False, False), ("the model runs in half precision", False, True)])
+def test_half_of_the_memory_is_free_memory_and_half_precision_is_a_dtype(note, free, low):
+    signals = signals_of(note)
+    assert signals.free_at_failure == free and signals.low_precision == low
+
+
+def test_a_first_round_that_ran_is_not_a_failure_at_once():
+    assert not signals_of("The first training iteration finishes; the second iteration fails.").immediate
+    assert signals_of("It fails on the first training iteration.").immediate
+
+
+@pytest.mark.parametrize(("note", "growth"), [("it runs out of memory at step 2", False), ("it fails at step 250", True),
+                                              ("the crash comes in epoch 3", True)])
+def test_a_failure_on_the_second_step_is_no_growth(note, growth):
+    assert signals_of(note).growth == growth
+
+
+@pytest.mark.parametrize("note", ["PyTorch training hits CUDA OOM in the load_best_model stage.",
+                                  "it dies inside load_pretrained_weights"])
+def test_a_loaders_name_in_the_note_is_the_loading_phase(note):
+    assert signals_of(note).phase == "loading"
+
+
+def test_training_beside_a_colocated_inference_engine_is_fragmentation_first():
+    note = "PPO with the trainer and the vLLM rollout engine colocated (sleep mode) runs out of memory at step 3."
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+def test_half_precision_weights_are_counted_at_two_bytes():
+    text = sentence(req="256.00 MiB", total="24.00 GiB", free="0 bytes", alloc="23.17 GiB", unalloc="10.00 MiB")
+    note = "Running a 7B LLaMA model with model.half() for text completion on one 24 GB card."
+    assert "in fp32" not in evidence_of(text, note, "model_too_large")
+    assert ids(text, note)[0] == "kv_cache_or_generation"
+
+
+def test_a_language_models_memory_beyond_its_weights_is_the_cache_only_outside_training():
+    text = sentence(req="256.00 MiB", total="24.00 GiB", free="0 bytes", alloc="23.17 GiB", unalloc="10.00 MiB")
+    assert ids(text, "Fine-tuning a 7B LLaMA model in bf16 on one 24 GB card.")[0] != "kv_cache_or_generation"
+
+
+@pytest.mark.parametrize("note", ["Loading the best checkpoint after training runs out of GPU memory.",
+                                  "At the end of training, restoring the best model fails with OOM."])
+def test_weights_read_back_into_the_process_that_trained_them_are_a_second_copy(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "checkpoint_loading"
+
+
+def test_outputs_converted_to_fp32_by_a_mixed_precision_wrapper_are_the_logits():
+    text = trace("_convert_to_fp32", "return tensor.float()",
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.50 GiB. GPU 0 has a total capacity of 14.75 GiB of which 2.00 GiB is free.")
+    assert "large_logits" in ids(text, "LoRA fine-tuning a 8B model with 16k-token texts")[:2]
+
+
+def test_a_lone_process_in_a_cut_message_is_the_failing_one():
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 14.75 GiB "
+            "of which 1.20 GiB is free. Process 4242 has 13.54 GiB memory in use.")
+    assert ids(text, "fine-tuning a small model in a notebook")[0] != "other_process_or_device"
+    two = text.replace("Process 4242 has 13.54 GiB memory in use.", "Process 4242 has 9.00 GiB memory in use. Process 77 has 4.54 GiB memory in use.")
+    assert "other_process_or_device" in ids(two)[:2]
+
+
+@pytest.mark.parametrize(("note", "diffusion"), [("Upscaling photos 4x with Real-ESRGAN", False),
+                                                 ("Upscaling a generated image with an ESRGAN model", False),
+                                                 ("running stable-diffusion-x4-upscaler on a photo", True),
+                                                 ("generating images with SDXL", True)])
+def test_upscalers_and_generated_images_are_not_diffusion_by_themselves(note, diffusion):
+    assert ("diffusion" in signals_of(note).domains) == diffusion
+
+
+def test_an_image_that_was_generated_is_not_a_run_that_generates():
+    assert signals_of("Upscaling a generated image fails").phase != "generation"
+    assert signals_of("it fails while generating the answer").phase == "generation"
+
+
+@pytest.mark.parametrize("note", ["Upscaling a huge scan fails whatever --tile size I pass, even 32.",
+                                  "Even with a chunk size of 1 the very large input still runs out of memory."])
+def test_tiling_at_any_size_that_changes_nothing_is_the_code_path(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_failure_while_pinning_a_batch_is_host_memory():
+    text = ("RuntimeError: Caught RuntimeError in pin memory thread for device 0.\nOriginal Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/pin_memory.py", line 37, in do_one_step\n'
+            "    data = pin_memory(data, device)\nRuntimeError: CUDA error: out of memory")
+    assert ids(text, "training a detector; the GPU has plenty of free memory")[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["Under WSL2 the training dies with CUDA OOM; the DataLoader has pin_memory=True and num_workers=8.",
+                                  "running in WSL, prefetch_factor=8 with persistent_workers, it runs out of memory"])
+def test_pinned_prefetched_batches_under_wsl_are_host_memory(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert not signals_of(note.replace("WSL2", "Linux").replace("WSL", "Linux")).wsl
+
+
+@pytest.mark.parametrize("note", ["Running the detector over the frames of a video fails after the first frame.",
+                                  "running my segmentation model on a folder of images dies after the first image"])
+def test_running_a_model_over_many_inputs_is_inference_that_repeats(note):
+    signals = signals_of(note)
+    assert signals.phase == "evaluation" and signals.repeated_calls
+
+
+def test_the_users_own_code_around_a_frameworks_predictor_is_not_under_its_no_grad():
+    note = "Running a detectron2 model over the frames of a video and extracting features with a custom function fails."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "missing_no_grad"
+    assert ids("RuntimeError: CUDA out of memory.", "Running a detectron2 model over the frames of a video fails.")[0] != "missing_no_grad"
+
+
+@pytest.mark.parametrize(("note", "batch"), [("256 sequences per device for both train and eval", 256), ("32 images per GPU", 32)])
+def test_a_batch_given_as_items_per_device(note, batch):
+    assert signals_of(note).batch_size == batch
+
+
+@pytest.mark.parametrize("note", ["256 sequences per device for both train and eval; it dies with OOM",
+                                  "the train/eval batch sizes are 64 and it runs out of memory"])
+def test_a_setting_for_training_and_evaluation_names_the_training_run(note):
+    assert signals_of(note).phase == "training"
+
+
+@pytest.mark.parametrize("note", ["It crashes while the VGG base is still being built, before loading any batch.",
+                                  "the OOM comes while the network was being constructed"])
+def test_construction_said_in_the_passive(note):
+    assert signals_of(note).construction
+
+
+@pytest.mark.parametrize("note", ["ollama 0.1.11 ran this model, the upgraded version does not.",
+                                  "the upgraded build fails on the same prompt"])
+def test_a_version_that_ran_named_before_the_verb(note):
+    assert signals_of(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["nvidia-smi shows only ~4.3 GB used when it fails", "only around 3 GB is in use"])
+def test_little_in_use_written_with_a_tilde_or_around(note):
+    assert signals_of(note).free_at_failure
+
+
+def test_deleting_and_emptying_the_cache_each_iteration_in_one_sentence():
+    note = "I del loss, outputs and targets and call torch.cuda.empty_cache() each iteration, still OOM after a number of iterations."
+    signals = signals_of(note)
+    assert signals.frees_every_step and signals.growth
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_single_gpu_restart_that_works():
+    assert signals_of("A single-GPU restart is fine.").only_multi_gpu
+
+
+def test_a_serving_engine_runs_without_gradients():
+    note = "The vLLM engine of a KAITO inference workspace dies with CUDA out of memory on a 16 GB GPU."
+    assert "missing_no_grad" not in ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize(("note", "count"), [("a single node of four A800 80GB cards", 4), ("8 NVIDIA A100 40GB GPUs", 8),
+                                             ("ZeRO stage 2 on 8 GPUs", 8)])
+def test_gpu_counts_with_a_card_size_between(note, count):
+    assert signals_of(note).gpu_count == count
+
+
+@pytest.mark.parametrize(("note", "load"), [("it crashes at engine start-up, before the first request", False),
+                                            ("the server dies with many concurrent requests", True),
+                                            ("fails once 16 prompts are in flight", True)])
+def test_under_load_means_many_requests_not_the_word_request(note, load):
+    assert signals_of(note).under_load == load
+
+
+def test_engine_start_up_and_the_first_step_running_out_are_at_once_not_growth():
+    assert signals_of("the vLLM engine crashes at engine start-up").immediate
+    signals = signals_of("the forward pass of the first step runs out of memory")
+    assert signals.immediate and not signals.growth
+
+
+@pytest.mark.parametrize("note", ["on PyTorch 0.4: the training batches pass, but during validation memory climbs until it dies",
+                                  "the first epochs go through, but the evaluation afterwards runs out of memory"])
+def test_a_plural_clause_that_went_well_is_not_where_it_failed(note):
+    assert signals_of(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["it fails while the model is built", "the OOM comes while the network gets created"])
+def test_construction_in_the_simple_passive(note):
+    assert signals_of(note).construction
+
+
+@pytest.mark.parametrize("note", ["Encoding sentences with a sentence encoder: anything beyond 5-10 million records throws CUDA OOM.",
+                                  "predicting on more than 200k images in one call runs out of GPU memory"])
+def test_a_failure_decided_by_how_many_inputs_one_call_gets_is_results_kept(note):
+    assert signals_of(note).dataset_size_matters
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize(("note", "long"), [("a dense model with more than 20 million points", True), ("1.2M gaussians after densification", True),
+                                            ("training on 8 nodes", False), ("a graph of 50,000 nodes", True)])
+def test_counts_of_elements_are_large_inputs_but_a_few_nodes_are_machines(note, long):
+    assert signals_of(note).long_input == long
+
+
+@pytest.mark.parametrize(("note", "count"), [("tensor_parallel_size 8", 8), ("on 8 A100 80GB", 8), ("2 RTX 3090s", 2)])
+def test_gpu_counts_from_parallel_sizes_and_card_models(note, count):
+    assert signals_of(note).gpu_count == count
+
+
+def test_work_that_runs_alone_but_not_after_others_is_not_the_inputs_size():
+    text = sentence(req="31.50 GiB", total="23.69 GiB", free="10.00 GiB", alloc="12.00 GiB", unalloc="100.00 MiB")
+    note = "Seven evaluation tasks one after another with batch_size auto: the fifth crashes, although it alone runs."
+    signals = signals_of(note)
+    assert signals.works_alone and signals.auto_batch
+    assert "input_size_too_large" not in ids(text, note)[:1]
+    assert "framework_bug" in ids(text, note)[:3]
+
+
+@pytest.mark.parametrize("note", ["batch size 8 trains with SGD, but with Adam it runs out of memory at batch 8",
+                                  "Adam crashes where plain SGD was fine"])
+def test_sgd_fitting_where_adam_fails_in_any_word_order(note):
+    assert signals_of(note).optimizer_step
+
+
+def test_sgd_and_adam_failing_alike_are_no_contrast():
+    assert not signals_of("both SGD and Adam run out of memory").optimizer_step
+
+
+@pytest.mark.parametrize(("note", "growth"), [("it runs out of memory after the first iteration", False),
+                                              ("memory is fine after the first few iterations but it dies later", True)])
+def test_after_the_first_iteration_is_the_second_step_not_growth(note, growth):
+    assert signals_of(note).growth == growth
+
+
+@pytest.mark.parametrize("note", ["examples whose sequence exceeds max_seq_len end in OOM", "inputs beyond the limit crash"])
+def test_inputs_exceeding_the_limit_in_other_words(note):
+    assert signals_of(note).long_input
+
+
+@pytest.mark.parametrize(("note", "shared"), [("four Ray Serve replicas on the same GPU with num_gpus=0.25", True),
+                                              ("two training processes running on one GPU", True),
+                                              ("workers_per_replica set to 3", True),
+                                              ("every worker but one fails to start", True),
+                                              ("two processes, each on its own GPU", False)])
+def test_several_processes_on_one_gpu_in_several_wordings(note, shared):
+    assert signals_of(note).several_processes_one_gpu == shared
+
+
+def test_processes_sharing_one_gpu_is_another_process_holding_the_card():
+    text = ("2023-01-01 10:00:00 W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of "
+            "memory trying to allocate 256.00MiB (rounded to 268435456)requested by op MatMul")
+    note = "three TensorFlow workers placed on the same GPU; the first one starts, the others fail"
+    assert ids(text, note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["it started failing since the allocator rewrite", "after the cuDNN port it runs out of memory"])
+def test_a_named_rewrite_or_port_is_a_version_change(note):
+    assert signals_of(note).upgrade_regression
+
+
+def tf_tensor(shape: str) -> str:
+    return f"tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[{shape}] and type float"
+
+
+def test_a_failing_tensor_of_one_large_image_is_the_resolution_not_the_batch():
+    assert ids(tf_tensor("1,2160,3840,3"))[0] == "input_size_too_large"
+    assert ids(tf_tensor("1,3,4096,4096"))[0] == "input_size_too_large"
+    # A large batch of small images is still the batch.
+    assert ids(tf_tensor("512,64,56,56"))[0] != "input_size_too_large"
+
+
+WHOLE_MODEL_MOVE = '''Traceback (most recent call last):
+  File "pretrain.py", line 60, in <module>
+    engine, *_ = deepspeed.initialize(model=net, config=cfg)
+  File "/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 1200, in _configure_distributed_model
+    self.module.to(self.device)
+torch.OutOfMemoryError: CUDA out of memory.'''
+
+
+@pytest.mark.parametrize("note", ["ZeRO stage 3 on 4 GPUs for a 20B model", "FSDP (fully_shard) over 8 GPUs"])
+def test_the_whole_model_moved_to_one_gpu_under_full_sharding_is_a_full_copy_per_gpu(note):
+    ranked_ids = ids(WHOLE_MODEL_MOVE, note)
+    assert ranked_ids[0] == "distributed_replication"
+    assert "optimizer_state" not in ranked_ids[:1]
+
+
+def test_the_whole_model_moved_without_sharding_is_the_weights_not_the_optimizer():
+    text = trace("setup", "model.to(device)", "torch.OutOfMemoryError: CUDA out of memory.")
+    assert "model_too_large" in ids(text)[:2]
+    assert ids(WHOLE_MODEL_MOVE, "DDP on 2 GPUs")[0] != "optimizer_state"
+
+
+@pytest.mark.parametrize("note", ["it peaks at 5 GB while the ZeRO optimizer initializes", "fails when the optimizer states are created",
+                                  "the peak comes as the optimizer is being initialized"])
+def test_the_optimizer_initialising_after_its_name_is_the_optimizer_set_up(note):
+    assert signals_of(note).phase == "optimizer_setup"
+
+
+def test_a_where_clause_ends_at_a_colon():
+    note = "on 2 GPUs with ZeRO-3: training stays at 3 GB but it fails while the optimizer initializes"
+    assert signals_of(note).phase == "optimizer_setup"
+
+
+@pytest.mark.parametrize(("note", "tiled"), [("the inferer tiles each image into subwindows and runs them together", True),
+                                             ("we split every large scene into 512 px patches", True),
+                                             ("sliding-window inference over the volume", True),
+                                             ("the image is resized to 512 before inference", False)])
+def test_inputs_cut_into_tiles_in_several_wordings(note, tiled):
+    assert signals_of(note).tiled_input == tiled
+
+
+def test_tiles_of_one_input_going_through_together_are_the_batch():
+    text = sentence(req="2.00 GiB", total="11.93 GiB", free="700.00 MiB", alloc="8.75 GiB", unalloc="1.90 GiB")
+    note = "inference on 8000x8000 aerial images; the script cuts each image into tiles and runs them through the network"
+    assert ids(text, note)[0] == "batch_too_large"
+
+
+@pytest.mark.parametrize(("note", "freed"), [("memory climbs during every epoch and drops once the epoch ends", True),
+                                             ("usage grows over the epoch and is released at the end of each epoch", True),
+                                             ("VRAM goes back down when an epoch is over, then builds up again", True),
+                                             ("memory is fine at the end of each epoch", False)])
+def test_memory_given_back_when_the_epoch_ends_in_several_wordings(note, freed):
+    assert signals_of(note).freed_at_epoch_end == freed
+
+
+def test_memory_held_until_the_epoch_ends_is_every_steps_results_kept():
+    note = "Training a segmentation model: GPU memory grows through each epoch and falls back when the epoch finishes, until one epoch runs out"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize(("note", "isolated"), [("after bisecting, only the SSIM metric causes the growth", True),
+                                                ("I isolated the leak to nn.MultiheadAttention", True),
+                                                ("the same loss computed manually with torch.mean does not grow", True),
+                                                ("only after 3 epochs does it grow", False)])
+def test_a_leak_pinned_to_one_library_part_in_several_wordings(note, isolated):
+    assert signals_of(note).library_part_isolated == isolated
+
+
+def test_a_leak_in_one_library_component_is_that_librarys_bug():
+    note = ("memory grows every iteration of my evaluation loop; I isolated it to the library's F1 metric, "
+            "and computing F1 by hand does not leak")
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_the_start_of_a_growth_is_its_baseline_not_a_failure_at_once():
+    note = "At the beginning of training it uses 5 GB; it gradually increases to 11 GB over 20 epochs and then crashes"
+    signals = signals_of(note)
+    assert signals.growth and not signals.immediate
+    assert signals_of("it crashes right at the start of training").immediate
+
+
+@pytest.mark.parametrize("note", ["multiple-instance learning on whole-slide images", "training on a p3 instance with one V100"])
+def test_the_word_instance_alone_is_no_detection_workload(note):
+    assert "detection" not in signals_of(note).domains
+
+
+@pytest.mark.parametrize("warning", [
+    "Token indices sequence length is longer than the specified maximum sequence length for this model (3071 > 512). Running this sequence through the model will result in indexing errors",
+    "Your input_length: 2048 is bigger than 0.9 * max_length: 256. You might consider increasing your max_length manually",
+])
+def test_a_librarys_warning_that_inputs_exceed_their_maximum_is_a_long_input(warning):
+    text = f"{warning}\n{sentence(req='20.00 MiB', free='8.00 MiB', alloc='23.00 GiB', unalloc='300.00 MiB')}"
+    assert signals_of("", text).long_input
+    assert ids(text)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize(("note", "phase"), [("translating documents with an NLLB checkpoint fails", "generation"),
+                                             ("training a translation model fails", "training")])
+def test_translating_with_a_model_is_inference_but_a_translation_model_is_what_trains(note, phase):
+    assert signals_of(note).phase == phase
+
+
+@pytest.mark.parametrize("note", ["batch size 1 trains, but batch size 8 or 16 fails", "with batch size 4 it ran, while 32 runs out of memory"])
+def test_a_small_batch_that_trains_beside_a_larger_one_that_fails_is_the_batch(note):
+    signals = signals_of(note)
+    assert signals.batch_raised and not signals.batch_no_help
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "batch_too_large"
+
+
+def test_batch_size_one_failing_is_still_a_batch_that_did_not_help():
+    assert signals_of("even batch size 1 fails").batch_no_help
+    assert signals_of("batch size 1 still runs out of memory").batch_no_help
+
+
+@pytest.mark.parametrize(("note", "peak"), [("at the start of training memory is very high (11.5 GB) but after a few iterations it settles at 3 GB", True),
+                                            ("when the run starts usage spikes to 15 GB, then drops to 6 GB", True),
+                                            ("memory peaks in the first few iterations and then stabilizes", True),
+                                            ("at the start it uses 5 GB and then it keeps growing until it fails", False)])
+def test_a_peak_at_the_start_that_settles_lower_in_several_wordings(note, peak):
+    assert signals_of(note).start_peak_then_lower == peak
+
+
+def test_a_peak_at_the_start_that_settles_lower_is_an_autotuners_workspace():
+    note = ("segmentation training: at the start memory use is very high, 14.1 of 16 GB, and after some iterations it "
+            "drops to 5 GB, so larger crops run out of memory at the start")
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "cudnn_or_workspace"
+
+
+def test_a_quantized_model_under_zero3_is_loaded_whole_on_every_gpu():
+    note = "QLoRA (4-bit bitsandbytes) fine-tuning of a 65B model on 8 x 24 GB GPUs with DeepSpeed ZeRO-3 runs out of memory while loading"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+    # A quantized model small enough for one GPU is not that.
+    small = "QLoRA (4-bit) fine-tuning of a 7B model on 8 x 80 GB GPUs with ZeRO-3 runs out of memory"
+    assert "distributed_replication" not in ids("torch.OutOfMemoryError: CUDA out of memory.", small)[:1]
+
+
+@pytest.mark.parametrize("note", ["encoding the whole corpus with a sentence-transformers model", "running predictions on a very large dataset in one call",
+                                  "embedding over an entire dataset of product descriptions"])
+def test_one_inference_call_over_a_whole_large_collection_in_several_wordings(note):
+    assert signals_of(note).dataset_size_matters
+
+
+@pytest.mark.parametrize(("note", "whole"), [("full-batch training of a GCN on ogbn-arxiv", True),
+                                             ("a GNN trained full batch on the citation graph", True),
+                                             ("one big graph handed to a DataLoader with batch_size=16", True),
+                                             ("a graph with 2,000,000 edges", True),
+                                             ("full batch gradient descent on a linear model", False)])
+def test_a_whole_graph_at_once_in_several_wordings(note, whole):
+    assert signals_of(note).whole_graph == whole
+
+
+def test_a_whole_graph_through_a_gnn_is_the_input_not_the_batch():
+    note = "training GraphSAGE full-batch on a social graph runs out of memory in the first epoch"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["even with batch_size=1 it fails", "still with a batch size of 1", "even at batch-size 1"])
+def test_batch_one_failing_in_several_spellings(note):
+    assert signals_of(note).batch_no_help
+
+
+def test_tensorflow_asking_for_the_whole_device_at_start_is_its_own_reservation():
+    whole = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Found device 0 with properties: name: GeForce GTX 1080 "
+             "totalMemory: 7.92GiB freeMemory: 7.60GiB\n"
+             "E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 7.92G (8503820288 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY")
+    assert ids(whole)[0] == "framework_bug"
+    # Asking for what was free when another process took it in between is the other process.
+    part = whole.replace("failed to allocate 7.92G (8503820288 bytes)", "failed to allocate 7.20G (7730941132 bytes)")
+    assert ids(part)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["usage starts at 12.7 GB when training begins and comes down to 4.7 GB later on",
+                                  "memory is around 9 GB in the first iterations and then settles at 1.4 GB"])
+def test_a_start_peak_named_after_its_size_still_settles_lower(note):
+    assert signals_of(note).start_peak_then_lower
+
+
+@pytest.mark.parametrize("note", ["peak allocation happens during the optimizer's state initialization",
+                                  "it dies at optimizer state allocation"])
+def test_the_optimizers_state_initialisation_is_its_set_up(note):
+    assert signals_of(note).phase == "optimizer_setup"
+
+
+@pytest.mark.parametrize("note", ["I narrowed the leak down to one metric", "the plain L1 and MSE losses next to it do not grow",
+                                  "traced the memory growth down to the custom CUDA op"])
+def test_narrowing_a_leak_down_to_one_part_in_several_wordings(note):
+    assert signals_of(note).library_part_isolated
+
+
+@pytest.mark.parametrize("note", ["there is a per-epoch memory growth", "I see an increase in GPU memory every step", "a slow memory creep"])
+def test_growth_said_as_a_noun(note):
+    assert signals_of(note).growth
+
+
+def test_released_once_that_epoch_finishes():
+    assert signals_of("usage rises across an epoch and is released once that epoch finishes").freed_at_epoch_end
+
+
+@pytest.mark.parametrize(("note", "phase"), [("generating sentence embeddings for a corpus fails", "unknown"),
+                                             ("generating depth maps for every frame", "unknown"),
+                                             ("generating text with sampling fails", "generation")])
+def test_generating_embeddings_or_maps_is_no_text_generation(note, phase):
+    assert (signals_of(note).phase == "generation") == (phase == "generation")
+
+
+def test_protein_sequences_are_not_work_done_in_sequence():
+    assert not signals_of("embeddings for protein sequences of a large family").repeated_calls
+    assert signals_of("three models evaluated in sequence in one process").repeated_calls
+
+
+@pytest.mark.parametrize("note", ["a protein of 6800 residues", "sequences (longer than 4700) fail", "a complex with total length 2664",
+                                  "a 12,000 bp genomic window"])
+def test_biological_sequence_lengths_are_long_inputs(note):
+    assert signals_of(note).long_input
+
+
+@pytest.mark.parametrize(("note", "length"), [("with the length set to 20k", 20480), ("input length of 8192", 8192)])
+def test_a_length_set_in_words_is_the_sequence_length(note, length):
+    assert signals_of(note).seq_len == length
+
+
+def test_long_context_inference_of_a_language_model_is_its_attention():
+    note = "evaluating a 7B llama with the length set to 32k runs out of memory on an 80 GB card"
+    ranked_ids = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert "attention_quadratic" in ranked_ids[:2]
+    assert ranked_ids.index("attention_quadratic") < ranked_ids.index("missing_no_grad")
+
+
+def test_a_structure_model_on_a_long_protein_is_its_pair_attention():
+    note = "ESMFold on a 1,900-residue complex runs out of memory on a 24 GB GPU"
+    assert "attention_quadratic" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+def xpu_message(request: str, allocated: str = "0 bytes") -> str:
+    return (f"torch.OutOfMemoryError: XPU out of memory. Tried to allocate {request}. GPU 0 has a total capacity of 15.11 GiB. "
+            f"Of the allocated memory {allocated} is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.")
+
+
+def test_one_allocation_of_four_gigabytes_on_an_idle_intel_gpu_is_its_runtime_limit():
+    assert ids(xpu_message("6.00 GiB"))[0] == "framework_bug"
+    # A small request on a full Intel card is the workload as anywhere else.
+    assert ids(xpu_message("512.00 MiB", allocated="14.50 GiB"))[0] != "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["it fails although the memory is free", "even though VRAM is available it crashes",
+                                  "despite plenty of memory being free"])
+def test_a_failure_despite_free_memory_in_several_wordings(note):
+    assert signals_of(note).free_at_failure
+
+
+@pytest.mark.parametrize("note", ["train.py --max-duration 1200 runs out of memory", "fairseq-train ... --max-tokens 16000 fails",
+                                  "batch_bins: 20000000 in the ESPnet config"])
+def test_a_batch_sized_in_seconds_or_tokens_is_the_batch(note):
+    assert signals_of(note).batch_budget
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "batch_too_large"
+
+
+@pytest.mark.parametrize(("note", "long"), [("I keep utterances longer than 40 seconds", True), ("clips of up to 3 minutes", True),
+                                            ("training on my own dataset", False)])
+def test_audio_kept_up_to_a_length_is_long_input_and_my_own_data_is_not(note, long):
+    assert signals_of(note).long_input == long
+
+
+@pytest.mark.parametrize("note", ["PPO with a colocated sglang engine: it dies when sglang launches its server on the training GPUs",
+                                  "RLHF run, CUDA out of memory while initializing the vllm engine next to the policy",
+                                  "our GRPO job crashes as vLLM wakes up from sleep mode before a rollout"])
+def test_an_inference_engine_failing_as_it_starts_beside_a_trainer_is_its_reservation(note):
+    assert signals_of(note).engine_starting
+    ranked_ids = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranked_ids[0] == "kv_cache_or_generation"
+
+
+def test_an_engine_frame_at_wake_up_is_the_engine_starting():
+    text = TRACE.format(function="rollout", code="engine.wake_up()", message="RuntimeError: CUDA Error: out of memory") \
+        .replace('  File "run.py", line 31', '  File "/venv/lib/python3.11/site-packages/vllm/device_allocator/cumem.py", line 31')
+    context = build_context(text=text, note="PPO training with vllm colocated")
+    assert read_signals(context).engine_starting
+
+
+@pytest.mark.parametrize("note", ["PPO with vLLM colocated: the engine starts fine, but the training step after a rollout runs out of memory",
+                                  "GRPO with sleep mode: vLLM is created without errors; the OOM comes in the second training step"])
+def test_a_trainer_failing_beside_an_engine_that_started_is_not_the_engine_starting(note):
+    assert not signals_of(note).engine_starting
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", ["upscaling a photo 4x with a tiled VAE runs out of memory while decoding",
+                                  "the autoencoder crashes when it decodes the latents of a 2048x2048 image"])
+def test_decoding_latents_or_images_is_no_text_generation(note):
+    assert signals_of(note).phase != "generation"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "kv_cache_or_generation"
+
+
+def test_decoding_tokens_is_still_generation():
+    assert signals_of("a 7B llama runs out of memory while decoding 2,000 new tokens").phase == "generation"
+
+
+def test_an_encoder_decoder_is_no_code_model():
+    assert "llm" not in signals_of("a small image encoder-decoder for segmentation runs out of memory").domains
+    assert "llm" in signals_of("fine-tuning starcoder runs out of memory").domains
+
+
+@pytest.mark.parametrize("note", ["the memory used by validation is not freed when validation is over, and the next training step OOMs",
+                                  "After the evaluation loop finishes the GPU memory stays allocated and the next epoch dies",
+                                  "VRAM never goes back down once inference is done, so training afterwards crashes"])
+def test_memory_still_held_after_evaluation_is_a_reference(note):
+    assert signals_of(note).held_after_phase
+    ranked_ids = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranked_ids[0] == "reference_leak"
+    assert ranked_ids.index("reference_leak") < ranked_ids.index("missing_no_grad") if "missing_no_grad" in ranked_ids else True
+
+
+def test_memory_released_after_evaluation_is_not_held():
+    assert not signals_of("memory is released after validation ends, then training OOMs").held_after_phase
+
+
+@pytest.mark.parametrize("note", ["one of the GPUs is usually in use by someone else", "GPU 0 is busy by another job most days",
+                                  "the first card is often in use by a colleague"])
+def test_a_gpu_in_use_by_someone_else_in_several_wordings(note):
+    assert signals_of(note).other_process_hint
+
+
+@pytest.mark.parametrize("note", ["Speech model on train-960: training works at batch 8, and after two epochs it runs out of memory in validation",
+                                  "CTC model, train_2 split: I lowered the batch to 6 to fit, then it fails during evaluation"])
+def test_the_failing_clause_names_the_phase_not_a_split_name(note):
+    assert signals_of(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["a 3D segmentation network on 160x192x160 MRI crops", "volumes resampled to 96^3 for my 3D UNet",
+                                  "training a 3D UNet on CT scans with batch size 2"])
+def test_a_volume_is_a_large_input_in_several_wordings(note):
+    assert signals_of(note).long_input
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_logits_returned_by_the_whole_model_are_not_the_output_layer():
+    whole = TRACE.format(function="train", code="logits = net(images)", message="RuntimeError: CUDA out of memory.")
+    assert ids(whole)[0] != "large_logits"
+    head = TRACE.format(function="forward", code="logits = self.lm_head(hidden_states)", message="RuntimeError: CUDA out of memory.")
+    assert ids(head)[0] == "large_logits"
+
+
+@pytest.mark.parametrize("note", ["the repo's train.py with the default settings: after 30000 iterations it runs out of memory",
+                                  "the official config, no changes to the code; memory keeps growing until it fails in epoch 12",
+                                  "run out of the box, GPU memory climbs every epoch and it dies partway"])
+def test_growth_in_a_library_recipe_run_as_published_is_the_library(note):
+    assert signals_of(note).unmodified_recipe
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_recipe_the_user_changed_is_their_own_code():
+    note = "the official config with some parameters changed: memory keeps growing until it fails after 2000 iterations"
+    assert not signals_of(note).unmodified_recipe
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["it runs out of memory during the 23rd epoch", "fails in the 5th epoch", "crashes at the 140th iteration"])
+def test_a_failure_in_a_late_numbered_epoch_is_growth(note):
+    assert signals_of(note).growth
+
+
+@pytest.mark.parametrize("note", ["memory grows every step on a nightly build; commit 3f9a2c1 works fine",
+                                  "on the latest PyTorch main it runs out, with 2.4.0 it peaks at half the card"])
+def test_a_build_named_by_its_commit_or_the_latest_main_is_a_version_contrast(note):
+    assert signals_of(note).upgrade_regression
+
+
+def test_describing_the_build_used_is_no_version_contrast():
+    assert not signals_of("I run the model on current main with a 4090 and it runs out at 8k tokens").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["the batch is already 1 and it still fails", "I already use a batch size of 1",
+                                  "batch size was already set to 1"])
+def test_a_batch_already_at_one_in_several_wordings(note):
+    assert signals_of(note).batch_no_help
+
+
+def test_a_one_image_tensor_about_a_thousand_pixels_a_side_is_the_resolution():
+    text = "ResourceExhaustedError: OOM when allocating tensor with shape[1,128,1000,1000] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+    assert ids(text)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["my sentiment prediction model runs out of memory while training", "a link prediction task on a big graph"])
+def test_a_prediction_task_named_is_no_evaluation(note):
+    assert signals_of(note).phase != "evaluation"
+
+
+def test_predicting_with_a_model_is_still_evaluation():
+    assert signals_of("it runs out of memory during prediction on the test set").phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["with allow_growth=True the RNN runs out of memory; without allow_growth it fits",
+                                  "disabling set_memory_growth the same job works fine, with it it OOMs",
+                                  "it only works without memory growth enabled"])
+def test_fitting_only_without_tensorflow_growth_mode_is_fragmentation(note):
+    assert signals_of(note).fits_without_growth_mode
+    text = "Resource exhausted: OOM when allocating tensor with shape[64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+    assert ids(text, note)[0] == "fragmentation"
+
+
+def test_growth_mode_set_as_an_attempted_fix_is_no_evidence():
+    assert not signals_of("I set allow_growth = True but it still runs out of memory").fits_without_growth_mode
+
+
+def test_data_parallel_over_unequal_gpus_is_the_device_set():
+    text = ("UserWarning:\nThere is an imbalance between your GPUs. You may want to exclude GPU 1 which\nhas less than 75% of the "
+            "memory or cores of GPU 0.\nRuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB")
+    ranked_ids = ids(text, "training a resnet with nn.DataParallel on two cards")
+    assert ranked_ids[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["yolo train model=yolov8n.pt batch=-1 data=coco.yaml survives epoch 1 and dies in epoch 2",
+                                  "with AutoBatch the training fails partway through the second epoch",
+                                  "Lightning's auto_scale_batch_size picked 512, then it crashes after a few epochs"])
+def test_an_automatic_batch_that_fails_after_the_start_is_the_finders_estimate(note):
+    assert signals_of(note).auto_batch
+    assert "framework_bug" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:3]
+
+
+@pytest.mark.parametrize("note", ["my feature extraction script fails after one batch has run, every time",
+                                  "it always runs out on the second batch", "CUDA OOM after the first request is done"])
+def test_a_second_batch_that_fails_outside_training_is_what_the_first_left(note):
+    assert signals_of(note).second_round_fails
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+def test_a_second_batch_failing_in_training_is_left_to_the_training_rules():
+    note = "training fails on the second batch"
+    assert signals_of(note).second_round_fails
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["even batch=16 stops with the same error", "even with batch size 8 it still fails"])
+def test_even_a_smaller_batch_that_fails_in_several_wordings(note):
+    assert signals_of(note).batch_no_help
+
+
+@pytest.mark.parametrize("note", ["it dies at around 22k iterations", "crashes by 15000 steps", "fails at about 3.5k iters"])
+def test_a_failure_at_a_late_iteration_count_is_growth(note):
+    assert signals_of(note).growth
+
+
+def test_the_newest_build_named_is_a_version_contrast():
+    assert signals_of("on the newest PyTorch nightly it runs out; 2.3.1 peaks at half the card").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["the same runs fit once allow_growth is off", "with set_memory_growth switched off it trains",
+                                  "it works when TF_FORCE_GPU_ALLOW_GROWTH=false"])
+def test_fitting_with_growth_mode_off_in_any_word_order(note):
+    assert signals_of(note).fits_without_growth_mode
+
+
+def test_a_pasted_failing_line_without_its_file_line_is_still_the_site():
+    text = ("    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 GiB.")
+    assert ids(text)[0] == "attention_quadratic"
+
+
+def test_a_huge_request_from_elsewhere_stays_the_input():
+    text = "    out = self.decoder(latents)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 GiB."
+    assert ids(text)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["I call the model with output_attentions=True to plot the maps", "the model returns attention weights for every layer"])
+def test_returning_attention_weights_is_a_materialised_attention(note):
+    assert signals_of(note).naive_attention
+
+
+@pytest.mark.parametrize("note", ["appending each batch's hidden_states to a list during inference", "I store all the hidden states in a list on the GPU"])
+def test_hidden_states_kept_in_a_list_in_several_wordings(note):
+    assert signals_of(note).outputs_kept
+
+
+def test_a_transformers_model_class_beside_the_trainer_is_hugging_faces_trainer():
+    note = "a RobertaForSequenceClassification trained with the Trainer runs out of memory in evaluation"
+    assert signals_of(note).hf_trainer_eval
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["DPO fine-tuning with the model loaded via AutoModelForCausalLM.from_pretrained runs out",
+                                  "training, with the weights loaded using torch.load(path), dies at step 3"])
+def test_how_the_model_was_loaded_is_no_loading_phase(note):
+    assert signals_of(note).phase == "training"
+
+
+def test_a_small_model_of_a_large_vocabulary_family_is_its_logits():
+    note = "fine-tuning Qwen2.5-0.5B with SFT runs out of memory on a 24 GB card"
+    assert signals_of(note).family_vocab == 151_936
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "large_logits"
+    # The same family at 72B: the weights, not the logits.
+    assert "large_logits" not in ids("torch.OutOfMemoryError: CUDA out of memory.", "fine-tuning Qwen2.5-72B runs out of memory")[:1]
+
+
+@pytest.mark.parametrize("note", ["SFT runs on one card but the DPO stage goes out of memory",
+                                  "PPO with the reference model on the same GPU runs out of memory during training"])
+def test_preference_tuning_beside_a_frozen_reference_is_two_copies_of_the_weights(note):
+    assert signals_of(note).reference_model_method
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+def test_a_lora_policy_is_its_own_reference():
+    note = "DPO with LoRA adapters runs out of memory during training"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "model_too_large"
+
+
+def test_a_transformers_model_class_alone_is_no_trainer_evaluation():
+    assert not signals_of("model = AutoModelForCausalLM.from_pretrained(path).to(device) fails on a 24 GB card").hf_trainer_eval
+
+
+def test_a_feed_forward_activation_of_a_power_of_two_size_is_no_attention_matrix():
+    text = ("    hidden = hidden * F.silu(gate)\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 2.00 GiB is free.")
+    note = "a 7B llama at 128k tokens runs out of memory"
+    assert ids(text, note)[0] != "attention_quadratic"
+
+
+@pytest.mark.parametrize("note", ["a Mamba2 model at 300k tokens runs out of memory", "RWKV on very long inputs runs out of memory"])
+def test_attention_free_models_are_their_length_not_attention(note):
+    assert signals_of(note).attention_free
+    ranked_ids = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranked_ids[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["the replay buffer keeps the last 1000 outputs, inside the autograd.record block",
+                                  "I store the fake images in a list without detaching them"])
+def test_kept_tensors_that_carry_their_graph_are_a_retained_graph(note):
+    signals = signals_of(note)
+    assert signals.outputs_kept and signals.kept_with_graph
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", ["my CycleGAN runs out of memory after the generated images are shown",
+                                  "training a GAN: the discriminator sees the generated images and it OOMs"])
+def test_a_gans_generated_images_are_no_text_generation_nor_diffusion(note):
+    signals = signals_of(note)
+    assert signals.phase != "generation"
+    assert "diffusion" not in signals.domains
+
+
+@pytest.mark.parametrize(("note", "params"), [("SDXL txt2img on my 8 GB card", 3.5e9), ("flux.1 dev in ComfyUI", 16.9e9),
+                                              ("Stable Diffusion 1.5 on a laptop", 1.07e9)])
+def test_image_generation_families_give_their_parameter_count(note, params):
+    assert signals_of(note).param_count == params
+
+
+def test_sdxl_on_an_8_gb_card_is_its_weights():
+    note = "SD 1.5 works at any size on my RTX 3060 Ti but an SDXL checkpoint runs out of memory"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["a two-tower recommender with embeddings for 12M users and 3M items",
+                                  "entity embeddings for 25,000,000 entities in PyTorch-BigGraph on one GPU"])
+def test_embedding_tables_of_millions_of_rows_are_the_model(note):
+    assert signals_of(note).embedding_rows >= 1_000_000
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+def test_a_free_colab_and_the_newest_cards_have_a_capacity():
+    assert signals_of("SDXL with a ControlNet on a free Colab").note_gpu_capacity == 15 * 10**9
+    assert signals_of("running it on an RTX 5070").note_gpu_capacity == 12 * 10**9
+
+
+def test_a_diffusion_transformer_is_image_generation():
+    assert "diffusion" in signals_of("serving a 6B DiT image model").domains
+
+
+@pytest.mark.parametrize("note", ["SD 1.5 works but SDXL fails", "Llama 3.1 runs while the 70B does not"])
+def test_a_model_familys_number_is_no_version(note):
+    assert not signals_of(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["it runs out after training on a few thousand examples", "fails after 5000 samples have gone through"])
+def test_a_failure_after_many_examples_is_growth(note):
+    assert signals_of(note).growth
+
+
+def test_two_different_runs_are_no_other_process():
+    assert not signals_of("it fails on two accounts with two different trainings").other_process_hint
+    assert signals_of("two training processes share the GPU").other_process_hint
+
+
+@pytest.mark.parametrize("note", ["the OOM started two days ago without any change on my side",
+                                  "a week ago this notebook suddenly began to run out of memory",
+                                  "since yesterday the same training suddenly fails"])
+def test_a_failure_that_began_recently_is_a_change_underneath(note):
+    assert signals_of(note).upgrade_regression
+
+
+def test_a_recent_failure_after_the_users_own_change_is_no_regression():
+    assert not signals_of("two days ago I increased the resolution and it suddenly began to fail").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["the loader sorts sequences from the shortest to the longest and memory keeps growing",
+                                  "batches are sorted by length, and memory grows until the OOM",
+                                  "with increasing sequence lengths the reserved memory climbs"])
+def test_inputs_that_grow_through_the_run_are_fragmentation(note):
+    assert signals_of(note).lengths_increasing
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", ["it goes OOM once a few thousand examples have been trained on", "when 20k samples have been processed it fails"])
+def test_growth_after_many_examples_in_other_words(note):
+    assert signals_of(note).growth
+
+
+@pytest.mark.parametrize("note", ["the fake-image pool of 50 images gets filled every step", "a replay buffer of outputs is appended to each step"])
+def test_a_container_of_outputs_that_fills_is_outputs_kept(note):
+    assert signals_of(note).outputs_kept
+
+
+@pytest.mark.parametrize("note", ["the DPO quickstart with a 0.5B model runs out", "GRPO of a 1B model OOMs on one card", "SFT of my model fails"])
+def test_preference_and_supervised_tuning_are_training(note):
+    assert signals_of(note).phase == "training"
+
+
+def test_no_longer_fitting_past_a_size_is_no_regression():
+    assert not signals_of("embeddings wider than 100 dimensions no longer fit on the card").upgrade_regression
+    assert signals_of("since the update the model no longer fits on the card").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["after QLoRA training, merge_and_unload on the GPU runs out of memory",
+                                  "saving with save_method='merged_16bit' fails with OOM",
+                                  "merging the LoRA adapters into the 70B base model OOMs",
+                                  "it dequantizes the model to fp16 for the export and dies"])
+def test_merging_adapters_materialises_full_weights(note):
+    assert signals_of(note).merge_to_full_weights
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB.", note)[0] == "model_too_large"
+
+
+def test_a_dequantize_kernel_in_the_forward_pass_is_no_merge():
+    assert not signals_of("the QLoRA forward pass calls the dequantize kernel for each layer and OOMs at batch 32").merge_to_full_weights
+
+
+@pytest.mark.parametrize("note", ["merge_and_unload on the CPU: I'm near the CPU memory limit of my machine and it crashes",
+                                  "merging LoRA into the base on CPU hits the host RAM limit and the process is killed"])
+def test_a_merge_on_the_cpu_that_fills_host_memory_is_host(note):
+    assert signals_of(note).host_ram
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+def test_a_cpu_run_with_no_gpu_message_and_host_memory_full_is_not_wrong_device():
+    assert ids("", "the model is on the CPU and the job is killed; we are near the CPU memory limit")[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["fine-tuning with LLaMA-Factory, training fits but it OOMs as soon as the eval step starts",
+                                  "axolotl run: OOM during evaluation, training was fine",
+                                  "at the eval step of my TRL run memory runs out"])
+def test_trainer_based_frameworks_evaluate_in_the_trainer_loop(note):
+    assert signals_of(note).hf_trainer_eval
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize(("note", "capacity"), [("8x A100 80G for the job", 80 * 10**9), ("on a 24 GB 4090", 24 * 10**9),
+                                                ("one H100 80GB", 80 * 10**9)])
+def test_card_sizes_written_with_g_alone_or_before_a_bare_number(note, capacity):
+    assert signals_of(note).note_gpu_capacity == capacity
+
+
+@pytest.mark.parametrize(("note", "params"), [("the llama2_7b model", 7e9), ("config qwen2_1.5b_instruct", 1.5e9), ("a conv_3x3 stem", None)])
+def test_model_sizes_after_an_underscore(note, params):
+    assert signals_of(note).param_count == params
+
+
+def test_fp32_weights_of_a_named_model_that_fit_in_half_precision():
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", "generating with the llama2_7b model on a 24 GB 4090")[0] == "full_precision"
+
+
+@pytest.mark.parametrize("note", ["predict on a 72B model with 8x A100 80G OOMs: every GPU loads the whole model at once",
+                                  "inference of a 70B model on 4 A100 80GB cards: the model is not spread over the cards, each card loads it once",
+                                  "running a 30B model on 8 GPUs, all 8 processes load a full copy of the weights and it runs out"])
+def test_each_gpu_loading_its_own_copy_is_replication(note):
+    assert signals_of(note).copy_per_device
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["the model is split across all GPUs with device_map and still OOMs",
+                                  "each GPU runs out of memory at step 10"])
+def test_a_model_split_over_gpus_is_no_copy_per_device(note):
+    assert not signals_of(note).copy_per_device
+
+
+def test_a_model_too_large_for_all_the_gpus_together_is_not_replication():
+    note = "a 400B model on 2x A100 80GB: each GPU loads the whole model and fails"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["serving an image model with --enable-cpu-offload on an L4 fails while the pipeline is constructed",
+                                  "with enable_model_cpu_offload() the pipeline still runs out of memory during initialization"])
+def test_offload_asked_for_yet_failing_while_building_is_the_framework(note):
+    assert signals_of(note).pipeline_offload and signals_of(note).while_building
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_offloading_an_optimizer_is_no_pipeline_offload():
+    assert not signals_of("DeepSpeed ZeRO-2 with offload_optimizer to the cpu, OOM during initialization").pipeline_offload
+
+
+@pytest.mark.parametrize("note", ["the example runs out of memory at the VAE decode step on a 24 GB card",
+                                  "the image pipeline OOMs while decoding the latents at the end (vae.decode)"])
+def test_the_vae_decode_step_with_every_component_resident(note):
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.", note)[0] == "model_too_large"
+
+
+def test_a_tiled_decode_that_still_fails_is_no_resident_component():
+    note = "stable diffusion upscaling with a tiled VAE decoder runs out of memory while decoding"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.", note)[0] != "model_too_large"
+
+
+def test_an_engine_serving_an_image_model_keeps_no_kv_cache():
+    assert "kv_cache_or_generation" not in ids("torch.OutOfMemoryError: CUDA out of memory.",
+                                               "serving FLUX.1-dev with vllm-omni on one L4 runs out of memory while the pipeline is constructed")[:1]
+
+
+@pytest.mark.parametrize(("note", "count", "capacity"), [("on eight 80 GB A100s", 8, 80 * 10**9), ("four 3090s in one box", 4, 24 * 10**9),
+                                                         ("two 1080 Tis", 2, 11 * 10**9)])
+def test_gpu_counts_and_sizes_with_the_size_between_or_a_plural_card(note, count, capacity):
+    signals = signals_of(note)
+    assert (signals.gpu_count, signals.note_gpu_capacity) == (count, capacity)
+
+
+def test_each_of_the_gpus_loading_a_complete_copy():
+    assert signals_of("it fails because each of the GPUs loads a complete copy of the 72B model").copy_per_device
+
+
+@pytest.mark.parametrize("note", ["the first epoch is fine, the second crashes in backward; the test accuracy is computed after every epoch",
+                                  "we validate after each epoch; the first epoch goes through, then it runs out of memory in the second",
+                                  "after each epoch we evaluate on the dev set, and the second epoch runs out of memory"])
+def test_training_that_fails_right_after_an_evaluation(note):
+    signals = signals_of(note)
+    assert signals.eval_between_training
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "missing_no_grad"
+
+
+def test_an_evaluation_under_no_grad_before_the_failing_step_is_the_cache():
+    note = "validation runs under torch.no_grad() after each epoch, and the second epoch fails at its first step"
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "fragmentation"
+
+
+def test_a_later_epoch_that_runs_out_is_no_other_process():
+    assert not signals_of("the second epoch runs out of memory").other_process_hint
+
+
+def test_an_evaluation_per_epoch_with_no_failure_placed_after_it_adds_nothing():
+    note = "we validate after every epoch; memory grows steadily during the first epoch's training until it fails"
+    assert "missing_no_grad" not in ids("RuntimeError: CUDA error: out of memory", note)[:1]
+
+
+@pytest.mark.parametrize("note", ["every time I continue it from a checkpoint it hits CUDA OOM",
+                                  "restarting from the saved checkpoint dies when the Trainer restores the optimizer state",
+                                  "picking the training up from the last checkpoint runs out of memory"])
+def test_a_resume_in_other_words_is_loading(note):
+    signals = signals_of(note)
+    assert signals.phase == "loading"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "checkpoint_loading"
+
+
+@pytest.mark.parametrize(("note", "count"), [("training on gpus='0,1,2,3'", 4), ("DataParallel(model, device_ids=[0, 1])", 2)])
+def test_a_list_of_device_ids_counts_the_gpus(note, count):
+    assert signals_of(note).gpu_count == count
+
+
+@pytest.mark.parametrize("note", ["each validation raises GPU memory and it is never released",
+                                  "every epoch increases the memory usage a little more"])
+def test_memory_as_the_object_of_a_verb_of_increase_is_growth(note):
+    assert signals_of(note).growth
+
+
+def test_raising_a_memory_limit_is_no_growth():
+    assert not signals_of("I tried raising the GPU memory utilization and the memory fraction").growth
+
+
+@pytest.mark.parametrize("note", ["each card ends up holding the entire model and it OOMs",
+                                  "with 4 GPUs every rank has a complete copy of the weights"])
+def test_each_device_holding_the_whole_model_in_other_verbs(note):
+    assert signals_of(note).copy_per_device
+
+
+@pytest.mark.parametrize("note", ["each epoch ends with a validation pass, and that is where CUDA runs out of memory",
+                                  "memory keeps going up while it validates, until the OOM"])
+def test_a_validation_pass_and_validates_name_the_evaluation(note):
+    assert signals_of(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["the Triton server already hosts 7 models that run fine; adding mine breaks it",
+                                  "this GPU is serving three other models for the team"])
+def test_a_server_hosting_other_models(note):
+    assert signals_of(note).other_process_hint
+
+
+def test_a_script_that_runs_two_models_is_no_other_process():
+    assert not signals_of("distillation: the script runs two models, teacher and student").other_process_hint
+
+
+@pytest.mark.parametrize("note", ["an LSTM trained batch by batch, passing the hidden state from each batch into the next: memory grows",
+                                  "I carry the hidden state over to the next batch and memory keeps growing",
+                                  "the GRU state is reused across batches of one long stream and it goes OOM after a while"])
+def test_a_recurrent_state_carried_across_batches_keeps_the_graph(note):
+    assert signals_of(note).state_carried
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", ["in distributed apex amp training, torch.load(ckpt_f) without a device id goes out of memory",
+                                  "In DDP training, torch.load(checkpoint) without map_location runs out of memory"])
+def test_the_failing_clauses_own_subject_names_the_phase(note):
+    assert signals_of(note).phase == "loading"
+
+
+def test_a_phase_after_until_is_when_it_ended():
+    from oomtriage.engine.signals import note_phase
+    assert note_phase("resuming from the old checkpoint, GPU0 fills up on it until CUDA OOM ends training")[0] == "loading"
+
+
+@pytest.mark.parametrize("note", ["this setup worked before; now it crashes on the small card",
+                                  "the same notebook ran fine before, now it runs out of memory"])
+def test_worked_before_and_now_fails_is_a_change_underneath(note):
+    assert signals_of(note).upgrade_regression
+
+
+def test_worked_before_a_change_of_ones_own_is_no_regression():
+    assert not signals_of("it worked before I increased the batch size, now it fails").upgrade_regression
+
+
+@pytest.mark.parametrize(("note", "count", "capacity"), [("a VM with two 24 GB L4s", 2, 24 * 10**9),
+                                                         ("four 12.2GB GPUs and one 4GB GPU", 4, None)])
+def test_counts_with_single_digit_cards_and_decimal_sizes(note, count, capacity):
+    signals = signals_of(note)
+    assert signals.gpu_count == count
+    if capacity:
+        assert signals.note_gpu_capacity == capacity
+
+
+def test_a_range_of_counts_is_no_model_size():
+    assert signals_of("past 5-10M sentences on one V100 it fails").param_count is None
+
+
+def test_a_bare_count_past_which_an_encode_fails_is_the_dataset_size():
+    note = "encode over ~100M tiny sentences: past 5-10M on one V100 it throws CUDA OOM"
+    assert signals_of(note).dataset_size_matters
+
+
+def test_a_switch_that_does_not_help():
+    assert signals_of("the inpainting pipeline OOMs at once and attention slicing doesn't help it").switch_no_effect
+
+
+@pytest.mark.parametrize("note", ["ZeRO-3 on 8 GPUs: training and evaluation run at 10GB per GPU, but the saving step runs out of memory",
+                                  "FSDP full shard trains fine and it fails when saving"])
+def test_a_sharded_run_failing_at_its_saving_step(note):
+    assert signals_of(note).saving
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["the fast variant goes OOM on a 1024x1024 image; with the stock SAM this problem does not exist",
+                                  "the original implementation runs fine on the same images, the optimized fork runs out of memory"])
+def test_the_original_implementation_fitting_is_the_variant(note):
+    assert signals_of(note).original_fits
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", note)[0] == "framework_bug"
+
+
+def test_memory_going_up_to_a_size_is_a_peak_not_growth():
+    assert not signals_of("GPU memory goes up to 55GB and it fails").growth
+    assert signals_of("GPU memory goes up to 55GB over the epochs").growth
+
+
+@pytest.mark.parametrize("note", ["points_per_batch seems not to affect the memory", "the batch size has no effect on the memory use"])
+def test_a_batch_knob_without_effect(note):
+    assert signals_of(note).batch_no_help
+
+
+def test_inference_that_a_batch_knob_cannot_fix_is_one_inputs_size():
+    note = "mask generation with the default parameters runs out of memory; points_per_batch seems not to affect the memory"
+    assert "input_size_too_large" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize("note", ["multi-GPU training: the memory is clearly not allocated evenly across the GPUs",
+                                  "with DataParallel the load isn't balanced between the cards and it OOMs after some epochs"])
+def test_memory_not_spread_evenly_over_the_gpus_is_one_gpu_heavier(note):
+    assert signals_of(note).rank0_heavy
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_a_failure_inside_a_constructor_without_figures_is_placing_weights():
+    log = ('Traceback (most recent call last):\n  File "/app/run.py", line 12, in main\n    engine = Engine(args.model)\n'
+           '  File "/opt/lib/engine.py", line 40, in __init__\n    self._load()\nRuntimeError: CUDA failed with error out of memory')
+    assert ids(log, "running the tool with its large model on my GPU")[0] == "model_too_large"
+
+
+def test_a_dataset_constructor_is_no_weights():
+    log = ('Traceback (most recent call last):\n  File "/app/train.py", line 12, in main\n    ds = GpuDataset(path)\n'
+           '  File "/app/data.py", line 40, in __init__\n    self.x = torch.load(path).cuda()\nRuntimeError: CUDA error: out of memory')
+    assert "model_too_large" not in ids(log, "training my classifier")[:1]
+
+
+@pytest.mark.parametrize("note", ["with device_map='auto' the GPUs were maxed out to their capacity by the weights and a short input OOMs",
+                                  "the model's weights fill all four GPUs, so the first forward runs out"])
+def test_weights_said_to_fill_the_gpus(note):
+    assert signals_of(note).weights_fill_gpus
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+def test_a_tools_own_memory_cap_under_the_card():
+    note = "on two 32GB GPUs the 13B model needs 26GB, but model_adapter.py sets the GPU memory use to 85%, so it runs out"
+    assert signals_of(note).tool_memory_cap
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize(("note", "size"), [("loading all 5 models takes about 3.3GB of VRAM", 3.3e9),
+                                            ("the weights use 7 GB once loaded", 7e9)])
+def test_the_weights_size_stated_in_the_note(note, size):
+    assert signals_of(note).measured_weights == pytest.approx(size, rel=0.08)
+
+
+@pytest.mark.parametrize("note", ["RAM (not GPU memory) grows with every request until the system kills the process",
+                                  "the inference server's RAM grows until the OS kills it"])
+def test_host_ram_said_with_an_aside_and_a_kill(note):
+    signals = signals_of(note, text="")
+    assert signals.host_ram
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["tuning a CNN over a table of hyper-parameters in a set of loops, the GPU memory is never freed between models",
+                                  "a grid search with KerasClassifier runs out once the grid gets larger",
+                                  "k-fold cross-validation that builds a fresh model per fold dies after a few folds",
+                                  "the pipeline creates many models which are later discarded, and after a couple of steps it OOMs"])
+def test_models_built_one_after_another_in_one_process(note):
+    assert signals_of(note).models_in_a_loop
+    assert ids("ResourceExhaustedError: OOM when allocating tensor", note)[0] == "reference_leak"
+
+
+def test_a_single_model_trained_in_a_loop_is_no_model_loop():
+    assert not signals_of("my training loop runs out of memory after 100 iterations").models_in_a_loop
+
+
+def test_not_being_able_to_free_memory_is_no_freeing():
+    assert not signals_of("I can't free the GPU memory after each iteration").frees_every_step
+
+
+@pytest.mark.parametrize("note", ["every evaluation round blows past the GPU memory", "the second epoch exceeds the GPU memory"])
+def test_a_note_that_says_memory_was_exceeded_is_a_failure(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes
+
+
+def test_a_running_loss_that_sums_every_batchs_loss_keeps_the_graph():
+    assert signals_of("running_loss sums every batch's loss and memory goes up each batch").loss_kept
+
+
+@pytest.mark.parametrize("note", ["epoch one is fine but backward OOMs in epoch two; the test accuracy runs at the end of every epoch"])
+def test_a_later_epoch_in_digits_and_words(note):
+    assert signals_of(note).later_epoch_training and signals_of(note).eval_between_training
+
+
+def test_writing_the_checkpoint_is_saving():
+    assert signals_of("ZeRO-3 train and eval stay near 10GB per GPU, yet writing the checkpoint OOMs").saving
+
+
+def test_the_original_handling_the_same_settings_fine():
+    assert signals_of("the fork needs 55GB and fails, while the original SAM handles the same settings fine").original_fits
+
+
+def test_memory_that_differs_between_the_cards_is_uneven():
+    assert signals_of("training on several GPUs, memory use differs a lot between the cards").rank0_heavy
+
+
+def test_gpus_packed_with_weights_up_to_capacity():
+    assert signals_of("device_map packed each GPU with weights right up to its capacity").weights_fill_gpus
+
+
+def test_training_without_trouble_went_well():
+    from oomtriage.engine.signals import note_phase
+    assert note_phase("fine-tuning in LLaMA-Factory trains without trouble, but every evaluation round runs out of memory")[0] == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["with 1k classes everything works, with 50k classes it runs out of memory",
+                                  "a dataset of 8k+ classes fails; with 3k classes or fewer everything is fine",
+                                  "training on 20000 identities goes OOM"])
+def test_a_failure_that_follows_the_number_of_classes(note):
+    assert signals_of(note).classes_matter
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "large_logits"
+
+
+def test_a_few_classes_do_not_matter():
+    assert signals_of("a 10 classes image classifier runs out of memory at batch 512").classes_matter is None
+
+
+def test_a_self_attention_vision_model_asking_for_a_large_piece():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 3.66 GiB (GPU 0; 10.91 GiB total capacity; "
+            "8.04 GiB already allocated; 1.66 GiB free; 8.05 GiB reserved in total by PyTorch)")
+    assert ids(text, "training the stand-alone self-attention model on ImageNet")[0] == "attention_quadratic"
+
+
+@pytest.mark.parametrize("note", ["training a detector on aerial photos with very many gt boxes in a single photo",
+                                  "a custom dataset with more than 100 ground truths per image runs out after some epochs"])
+def test_many_ground_truth_boxes_per_image_are_the_input(note):
+    assert signals_of(note).many_boxes
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_a_box_assigners_iou_matrix_is_the_input():
+    log = ('  File "/home/user/mmdetection/mmdet/core/bbox/assigners/max_iou_assigner.py", line 72, in assign\n'
+           '    overlaps = bbox_overlaps(bboxes, gt_bboxes)\nRuntimeError: CUDA error: out of memory')
+    assert ids(log, "training a retinanet on my dataset")[0] == "input_size_too_large"
+
+
+def test_many_models_are_no_boxes():
+    assert not signals_of("the server hosts many models and one more breaks it").many_boxes

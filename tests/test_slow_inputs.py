@@ -45,6 +45,9 @@ SLOW_NOTES = {
     "repeated GPU 0": "GPU 0 " * 10_000,
     "a 64 KB dotted number": "0." * 32_000,
     "a 64 KB comma number": "1," * 32_000,
+    "a 64 KB run of digits": "1" * 65_536,
+    "repeated hyphenated words": "a-" * 32_000,
+    "repeated snake_case fragment": "batch_" * 10_900,
 }
 
 

@@ -12,7 +12,7 @@ from .calibration import calibrate
 from .facts import compute_numbers
 from .fixes import fixes_for
 from .rules import RuleInput, Vote, all_rules
-from .signals import read_signals
+from .signals import MEMORY_EXCEEDED, read_signals
 
 MAX_CAUSES = 6
 MIN_CAUSES = 3
@@ -22,7 +22,7 @@ MAX_CONFIDENCE = 0.97
 _NOTE_SAYS_IT_DIED = re.compile(
     r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
-    r"\bkilled\b|\berror\b|\bexception\b", re.IGNORECASE)
+    rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 
 

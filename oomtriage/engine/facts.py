@@ -45,6 +45,11 @@ def _others(error: OomError) -> int | None:
     if not error.processes:
         return None
     reserved = error.reserved_bytes
+    if len(error.processes) == 1 and error.self_process_bytes is None and reserved is None:
+        # The driver lists every process with a context on the device, the failing one included:
+        # a lone entry, with no PyTorch figure to tell it apart (a cut message), is this process.
+        error.processes[0].is_self = True
+        return 0
     total = 0
     for process in error.processes:
         if process.is_self:

@@ -33,37 +33,61 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     ("data_loading", r"data ?loader (?:worker|thread|process)|\bworkers? (?:\w+ )?(?:killed|died|crash)|"
                      r"(?:while|when) (?:loading|reading|iterating|fetching) (?:the )?(?:data|batches|dataset|dataloader)|"
                      r"iterating (?:over )?the data ?loader|pin(?:ned)?[- ]memory"),
-    ("optimizer_setup", r"sets? up (?:the )?(?:\w+ )?optimi[sz]er|optimi[sz]er (?:set-?up|initiali[sz]ation|creation|construction)|"
-                        r"(?:creat|initiali[sz]|construct|build)\w* (?:the )?(?:\w+ )?optimi[sz]er|before the first (?:training )?step"),
-    ("loading", r"\bresum(?:e|ing|ed)\b|\brestor(?:e|ing|ed)\b|\breload(?:ing|ed)?\b|"
+    ("optimizer_setup", r"sets? up (?:the )?(?:\w+ )?optimi[sz]er|optimi[sz]er(?:'s)? (?:states? )?(?:set-?up|initiali[sz]ation|creation|construction|allocation)|"
+                        r"(?:creat|initiali[sz]|construct|build)\w* (?:the )?(?:\w+ )?optimi[sz]er|before the first (?:training )?step|"
+                        # "while the ZeRO optimizer initializes", "when the optimizer states are created"
+                        r"optimi[sz]er(?: states?)? (?:initiali[sz]es|initiali[sz]ing|(?:is|are|was|were|gets?|got) (?:being )?(?:initiali[sz]|creat|allocat|buil|construct)\w*)"),
+    ("loading", r"\bresum(?:e|es|ing|ed)(?:_\w+)?\b|\brestor(?:e|es|ing|ed)\b|\breload(?:ing|ed)?\b|"
+                # "continue it from a checkpoint", "restarting from the saved checkpoint": a resume in other words
+                r"\b(?:restart|continu|pick|carr|start)\w*(?: (?:it|them|the run|the job|training|the training|up|on|again)){0,2} from "
+                r"(?:a |the |my |its |an |that )?(?:saved |last |previous |earlier |latest )?(?:checkpoint|ckpt|snapshot)s?\b|"
                 r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
                 r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
-                r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load"),
-    ("generation", r"\bgenerat(?:e|es|ed|ion|ing)\b|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
-                   r"\binference (?:server|engine)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
-    ("evaluation", r"\bvalidat(?:e|ion|ing)\b|\bevaluat(?:e|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
-                   r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b|\bpredict\.py\b|"
+                r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load|"
+                # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
+                r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
+    ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
+                   r"\binference (?:server|engine)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+    ("evaluation", r"\bvalidat(?:e|es|ed|ion|ing)\b|\bevaluat(?:e|es|ed|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
+                   r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b|"
                    # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
+                   # a trained model run over many inputs: "running the model over the frames of a video"
+                   r"\brun(?:s|ning)? (?:a |the |my |our )?(?:\w+ )?(?:model|network|detector|predictor) (?:over|on) (?:all |each |every |the )?(?:frames?|images?|videos?|photos?|a (?:video|folder|directory|dataset))\b|"
                    r"\bperplexit(?:y|ies)\b|\bscor(?:e|es|ing) (?:a |the |my |each |some |every )?(?:\w+ )?(?:texts?|sentences?|samples?|documents?|prompts?|images?|completions?|sequences?)\b|\blog-?likelihoods?\b"),
     # "the trained model", "a pretrained / fine-tuned checkpoint" describe what is run, not training.
     # "we trained it for a day before the OOM" is training; "the GPU the model was trained on" is history
-    ("training", r"\btrain(?:ing|s)?\b|\b(?:I|we|they) (?:\w+ )?trained\b|"
+    # "at the end of training", "after training" say training was over: when, not what ran.
+    # "train-100", "train_2" name a dataset's split, not the training run.
+    ("training", r"(?<!end of )(?<!after )(?<!once )(?<!finish )(?<!finished )\btrain(?:ing|s)?\b(?![-_]\d)|\b(?:dpo|ppo|kto|orpo|grpo|sft|rlhf)\b|\b(?:I|we|they) (?:\w+ )?trained\b|\btrained (?:batch by batch|step by step|epoch after epoch)\b|"
                  r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
             r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
             r"max_model_len|max-model-len|kv[- ]cache")
 # --- timing -------------------------------------------------------------------------------------
-_GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
+_GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
            # "increasing the batch size" is a setting that changed, not memory that grew
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with|after|batch|step|iteration|epoch)|"
-           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |the first )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
-           r"(?:during|in|at) (?:epoch|iteration|step) \d+|(?<![\d.,])\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
+           # ("after the first iteration" is the second step, where optimizer states appear: no growth)
+           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
+           # "after training on a few thousand examples": that many inputs went through first
+           r"\b(?:after|once|when) (?:\w+ ){0,3}(?:a few|several|many|some|(?<![\d.,])\d[\d,.]*k?) (?:hundred |thousand )?(?:examples|samples|images|sentences|utterances|documents|sequences)\b|"
+           r"after the first (?:few |several |\d+ )?(?:\w+ )?(?:epochs|iterations|steps|batches)\b|"
+           r"(?:during|in|at) (?:epoch \d+|(?:iteration|step) (?:[3-9]|[1-9]\d+)\b)|(?<![\d.,])\d[\d,]* (?:epochs?|iterations?|steps?) (?:in|into|later)|"
            r"partway|part-way|mid-?(?:training|epoch|run|way)|midway|"
-           r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)|batch after batch|"
+           # "dies at around 22k iterations": the iterations before it ran
+           r"\b(?:at|around|by) (?:around |about |roughly |approximately |~ ?)?(?<![\d.,])(?:[1-9]\d{2,}|\d+(?:\.\d+)?k) (?:\w+ )?(?:iterations|steps|iters)\b|"
+           # "during the 23rd epoch": the epochs before it ran
+           r"(?:during|in|at|on) the (?:[3-9]|[1-9]\d+)(?:st|nd|rd|th) (?:training )?(?:epoch|iteration|step|batch)\b|"
+           r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
+           # the noun: "a per-epoch memory growth", "an increase in memory every step"
+           r"\bmemory (?:growth|increase|creep)\b|\b(?:growth|increase|rise) (?:in|of) (?:\w+ )?(?:memory|vram|usage)\b|\bper-?(?:epoch|step|iteration|batch) (?:memory )?(?:growth|increase)\b|"
+           # "the GPU fills up over a few minutes", "VRAM gradually fills"
+           r"\bfill(?:s|ing)? up (?:over|after|within|in the course of) (?:a few |several |some |many )?(?:\w+ )?(?:seconds?|minutes?|hours?|iterations?|steps?|epochs?|calls?|batches|frames|time)\b|"
+           r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|"
            r"(?:rising|rose|grew|growing|goes) from|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
@@ -73,39 +97,80 @@ _GROWTH = (r"climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\
            r"after (?:~ ?|around |roughly |approximately |over |more than )(?<![\d.,])\d[\d,.]*k? (?:\w+ )?(?:epochs?|iterations?|steps?|batches)")
 # The script already drops its tensors and empties the cache every iteration: memory that still
 # grows is not held by the script's references.
-_FREES_EVERY_STEP = (r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?:[\w/]+(?:, | and | ?/ ?)){0,4}[\w/]+ "
+_FREES_EVERY_STEP = (# "I del loss, outputs and targets and call torch.cuda.empty_cache() each iteration"
+                     r"(?:\bdel\b|delet\w*|\bfree\w*)[^.;]{0,80}?\b(?:empty_cache|gc\.collect)\b[^.;]{0,30}?\b(?:every|each|after every|after each) (?:iteration|step|batch|epoch)|"
+r"(?:delet|del\b|free|releas|clear)\w* (?:the |all |my )?(?:[\w/]+(?:, | and | ?/ ?)){0,4}[\w/]+ "
                      r"(?:\w+ ){0,2}(?:every|each|after every|after each) (?:iteration|step|batch|epoch)|"
                      r"(?:every|each) (?:iteration|step|batch)[^.;]{0,50}\b(?:delete|del|free|empty_cache|gc\.collect)|"
                      r"empty_cache\(\)[^.;]{0,30}\b(?:every|each|after every|after each) (?:iteration|step|batch)")
+# An evaluation or test pass that runs between training epochs (or right before the failing training
+# step): what it leaves behind meets the next training step.
+_EVAL_WORD = r"(?:test(?:ing|s)?|eval\w*|validat\w*)"
+_EVAL_BETWEEN_TRAINING = (rf"\b{_EVAL_WORD}\b(?:[^.;]|\.(?=\S)){{0,60}}\b(?:after|at the end of|following|between) (?:every|each|the|all) (?:\w+ )?(?:epochs?|training epochs?)\b|"
+                          rf"\b(?:every|each|per) (?:training )?epoch\b(?:[^.;]|\.(?=\S)){{0,40}}\b{_EVAL_WORD}\b|\bbetween (?:training )?epochs\b(?:[^.;]|\.(?=\S)){{0,40}}\b{_EVAL_WORD}\b|"
+                          rf"\b(?:first|next|following) (?:training )?(?:step|batch|iteration|backward)s? (?:right )?(?:after|following|once) (?:the |an |each |every )?{_EVAL_WORD}\b|"
+                          rf"\b(?:after|once|following) (?:the |an |each |every )?{_EVAL_WORD}(?: (?:step|phase|loop|run|pass|round))?,? (?:the |when |as )?(?:training|the next (?:training )?step|backward|next epoch)\b")
+# The failure placed in the second (or a later) epoch's training, after a first that went through.
+_LATER_EPOCH_TRAINING = (r"\b(?:after|in|during|at the start of|by) (?:the )?(?:2|two|second|3rd|third)(?:nd)? epochs?\b|"
+                         r"\b(?:first epoch|epoch (?:1|one)) (?:is|was|goes|went|runs?|ran) (?:fine|ok|okay|well|through)|\bsecond epoch\b|"
+                         r"\b(?:in|during|at) epoch (?:2|two)\b")
 # "the first step after evaluation" is not "at once": the run got through training and an evaluation.
 _IMMEDIATE = (r"as soon as|immediately|right away|at once|first (?:training )?(?:step|iteration|batch|forward)\b(?! (?:after|following|once))|"
-              r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:start-?up|the start|launch)|during (?:start-?up|initiali[sz]ation)|"
+              r"(?:when|as) (?:training|the run|it) (?:starts|begins)|at (?:\w+ )?(?:start-?up|the start|launch)|during (?:\w+ )?(?:start-?up|initiali[sz]ation)|"
+              r"before (?:the first|any) (?:request|prompt|query|input)\b|"
               r"before any|right after (?:start|launch)|very first|at the (?:very )?(?:beginning|start)\b|"
               r"before (?:a single|the first|one) (?:training )?(?:step|iteration|batch|epoch)")
+# A large tensor freed and then asked for again (the next iteration, a re-allocation): the request
+# that fit before now needs a contiguous block the cache has split up.
+_FREED_THEN_AGAIN = (r"\b(?:free[sd]?|freeing|delet\w*|del\b|releas\w*)\b[^.]{0,60}?\b(?:recreat\w*|re-?allocat\w*|"
+                     r"allocat\w* (?:it |them )?again|creat\w* (?:it |them )?again|(?:in|on) the (?:second|next) (?:iteration|step|pass|call))|"
+                     r"\b(?:recreat\w*|re-?allocat\w*)\b[^.;]{0,60}?\b(?:after|once) (?:it (?:is|was) )?(?:free[sd]?|freeing|delet\w*|releas\w*)")
+# Weights loaded into a process whose model is already on the GPU: the best checkpoint reloaded at
+# the end of training, a model restored over the one just trained.
+_RELOAD_IN_PROCESS = (r"\bbest[_ ](?:model|checkpoint|weights)\b|\bload_best\w*|\bafter (?:the )?training\b|"
+                      r"\b(?:at )?the end of (?:the )?training\b|\bonce training (?:is )?(?:done|finished|over)\b")
 # --- what the user tried and what changed -------------------------------------------------------
 _SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|even with|also with|still \w+ with|tried)"
-_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:help|change|fix|work|matter|solve)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
-_BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|batch size (?:of |=\s?)?1\b.{{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
-                  rf"(?:even|still) (?:\w+ )?(?:with|at) (?:a )?(?:batch(?: size)? (?:of )?1|smaller batch)|"
+_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
+_BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
+                  # "points_per_batch seems not to affect the memory": the batch knob has no effect
+                  r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:seems?|seemed) not to (?:affect|help|change|matter)\b|"
+                  r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:does ?n[o']t|did ?n[o']t|has no|had no) (?:seem to )?(?:affect|effect|help|change|matter)\b|batch size (?:of |=\s?)?1\b(?:(?!\bbut\b|\bwhile\b|\bwhereas\b|\d)[^.;]){{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
+                  rf"(?:even|still) (?:\w+ )?(?:with|at) (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?1\b|smaller batch)|"
                   rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)|"
+                  # "even batch=36 stops", "even with batch size 8 it still fails"
+                  r"\beven (?:with |at )?(?:a )?batch(?:[ _-]?size)?\s?(?:of |[=:]\s?)?\d+\b[^.;]{0,30}?\b(?:stops|stopped|fails|failed|crashes|crashed|still|runs out|ran out|ooms|dies|died)\b|"
+                  # "the batch is already 1", "I already use a batch size of 1"
+                  r"\bbatch(?:[ _-]?size)? (?:is|was) already (?:at |set to |only )?1\b|\balready (?:use |using |at |train \w+ )?(?:a )?batch(?:[ _-]?size)? (?:of |=\s?)?1\b|"
                   # "even when going from batch size 12 to batch size 1"
                   r"(?:even|still)\b[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))")
 _INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
 _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time|model|task|evaluation)\b|"
-             r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task)|one after another|in (?:sequence|succession|turn)|"
+             r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task|image|frame|video|sample|request|prompt|file|item)\b|one after another|\bin (?:sequence|succession|turn)\b|"
              r"(?:after|following) (?:an |the |each |every )?(?:evaluation|eval|validation)\b|"
              r"many (?:runs|fits|models|experiments|calls)|series of|several times|across (?:many|multiple) (?:calls|runs)|"
-             r"on its own (?:works|is fine|runs)|different (?:sizes|shapes|dimensions)|varying (?:sizes|shapes)")
+             r"(?:on its own|alone|by itself|individually|separately) (?:works|is fine|runs|fits|passes)|different (?:sizes|shapes|dimensions)|varying (?:sizes|shapes)")
+# Keras' whole-dataset entry points called again and again from a Python loop ("model.predict in a
+# loop", "calling fit repeatedly", "predict() on every frame").
+_KERAS_CALL = r"(?:model\.|\.)?(?:predict|fit|evaluate|train_on_batch|predict_on_batch|predict_generator|fit_generator)\b(?:\(\))?"
+_KERAS_CALL_IN_LOOP = (rf"{_KERAS_CALL}[^.;]{{0,40}}\b(?:in a (?:python |for |while )?loop|repeatedly|(?:each|every) (?:call|time|iteration|frame|image|request)|"
+                       rf"many times|over and over|again and again)|"
+                       rf"(?:in a (?:python |for |while )?loop|repeatedly)[^.;]{{0,30}}\b{_KERAS_CALL}")
 # A version is a dotted number, or a number the words "version", "release", "commit" name: "works
 # with fp16" or "runs on 8 GPUs" is not a version that worked.
-_A_VERSION = r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|v?\d+\.\d+[\w.+-]*)"
+# (A number right after a model family's name, "SD 1.5", "Llama 3.1", "Qwen 2.5", names a model, not a build.)
+_A_VERSION = (r"(?:(?:version|release|commit|build|tag) [\w.-]*\d[\w.-]*|"
+              r"(?<!\bsd )(?<!\bsd)(?<!\bllama )(?<!\bqwen )(?<!\bgemma )(?<!\bphi )(?<!\bmistral )(?<!\bgpt-)(?<!\bgpt )(?<!\bwan )"
+              r"v?\d+\.\d+[\w.+-]*)")
 # A size or a count after "since" is not a version: "since 2.5 GB are free".
 _A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|days?|epochs?|steps?))"
 _LIBRARY_WORDS = r"torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning"
 _LIBRARY_NAMES = rf"(?:{_LIBRARY_WORDS})"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
                    # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
-                   r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
+                   r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|"
+                   # "since the libcudf++ merge", "after the allocator rewrite"
+                   r"(?:since|after) (?:the |that )?[\w+.-]+ (?:merge|refactor|rewrite|port|migration)\b|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
                    rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an )?(?:old|older|previous|earlier) "
                    rf"(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
@@ -113,29 +178,50 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
+                   rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION}[^.;]{{0,30}}\bthere (?:is|was) no (?:leak|oom|problem|issue|error|crash)\b|"
+                   # "ollama 0.1.11 ran this model, the upgraded version does not"
+                   rf"(?<![\w.]){_A_VERSION_NOT_SIZE} (?:ran|runs|worked|works|was fine|is fine|fit|fits|handled)\b|\bupgraded (?:version|build|release|package|install\w*)\b|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
-                   r"newer (?:version|release|build)|new (?:version|release)|latest (?:commit|version|release|master|main)|"
+                   # "a build of the master branch", "switching back to version 0.2.0 there is no leak"
+                   r"\bbuild (?:of|from) (?:the )?(?:\w+ )?(?:master|main|dev|development) (?:branch|head)\b|\b(?:master|main) branch build\b|"
+                   rf"(?:switch|go|went|roll|revert|fall|move)\w* back to (?:\w+ )?(?:version |release |build )?{_A_VERSION}|"
+                   r"newer (?:version|release|build)|new (?:version|release)|(?:latest|newest) (?:\w+ )?(?:commit|version|release|master|main|nightly|build)\b|"
+                   # "revision 7b33ef4 works fine": a build named by its commit, beside one that fails
+                   r"\b(?:revision|commit|rev|build|sha)\s?[0-9a-f]{7,40}\b[^.;]{0,40}?\b(?:works?|worked|ran|runs|is fine|was fine|fits?|fine)\b|"
                    r"used to (?:start|work|run|fit)|previously (?:working|worked|fine|fitting|ran|running)\b|"
-                   r"(?:recent|latest|new|last) (?:\w+ ){0,2}(?:update|upgrade|release|version)s?\b[^.;]{0,60}\b(?:broke|breaks|broken|caused?|causes|leads? to|led to|multipl\w+|doubl\w+)\b|(?:worked|fine) (?:a few |some |several )?(?:weeks?|days?|months?) (?:ago|earlier)|"
+                   r"(?:recent|latest|new|last) (?:\w+ ){0,2}(?:update|upgrade|release|version)s?\b[^.;]{0,60}\b(?:broke|breaks|broken|caused?|causes|leads? to|led to|multipl\w+|doubl\w+)\b|"
+                   # "it worked a few weeks ago", "the same code ran without trouble a year ago"
+                   r"(?:worked|fine|ran|fit|fitted|trained)\b[^.;]{0,40}?\b(?:a|an|one|two|three|\d+|a few|few|some|several|a couple of) ?(?:weeks?|days?|months?|years?) (?:ago|earlier)|"
                    r"(?:worked|ran|was fine|were fine|fit|fitted)[^.;]{0,20}\b(?:last (?:week|month|year)|yesterday)")
-_OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?:\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
-                  r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b|"
+# "This setup worked before; now it crashes": the same setup, failing now, with nothing the user changed.
+_WORKED_BEFORE_NOW = (r"\b(?:worked|ran|was fine|were fine|was working|used to run|fit|fitted|trained)\b(?: (?:fine|ok|okay|well|perfectly))? before\b"
+                      r"(?! (?:i|we|adding|changing|increasing|switching|moving|upgrading|updating|the (?:change|update|upgrade)))[^.]{0,40}?\bnow\b")
+_OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?!different\b)"
+                  r"(?:(?!(?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?|stages?|phases?)\b)\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
+                  # ("the second training step" is a step of this run)
+                  r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b"
+                  r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)|"
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
-                  r"(?:held|used|taken|occupied) by (?:another|other|someone)|zombie|"
+                  r"(?:held|used|taken|occupied|in use|busy) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
                   r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
                   r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory|"
                   # Other models served from the same card (an inference server hosting several).
-                  r"(?:\d+|several|many|other|more) (?:other )?models? (?:are |were )?(?:\w+ ){0,3}(?:on|in) the same (?:gpu|card|server|device|machine|process)")
-_ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:run|training|resume|job)?s? (?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
+                  r"(?:\d+|several|many|other|more) (?:other )?models? (?:are |were )?(?:\w+ ){0,3}(?:on|in) the same (?:gpu|card|server|device|machine|process)|"
+                  # "the server already hosts 7 models", "the GPU serves three other models"
+                  r"\b(?:already |also )?(?:hosts?|hosting|serves?|serving) (?:\d+|several|many|other|more|two|three|four|five|six|seven|eight) "
+                  r"(?:other )?models\b")
+_ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)s? )?(?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
 _CPU_MODE = r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|on the cpu\b|meant to (?:use|run on) the cpu"
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
-                 r"(?:model|network|net|layers?|backbone|modules?)|before any (?:batch|data|step|input)|"
+                 r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
+                 # passive: "while the VGG base is still being built", "while the model is built"
+                 r"(?:model|network|net|backbone|base|layers?|modules?)\b[^.;]{0,20}?\b(?:is|was|are|were|gets|got) (?:still )?(?:being )?(?:built|constructed|created|initiali[sz]ed|instantiated)\b|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 # The allocator's own settings against fragmentation, and whether the note says they helped.
 _ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF|"
@@ -146,13 +232,34 @@ _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |wa
 # Training and an inference engine taking turns on the same GPUs (RL fine-tuning with rollouts).
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
+# The inference engine's own start-up or wake-up is what failed (its KV cache and profile run
+# reserved on top of what the trainer beside it holds), read from the engine's frames or from a
+# clause of the note that names the engine beside a start or wake verb.
+_ENGINE_STARTING_FRAMES = (r"\bwake_up\b|cumem_allocator|device_allocator/cumem|_initialize_kv_caches|initialize_cache|"
+                           r"determine_num_available_blocks|profile_run|(?:llm_engine|async_llm|entrypoints/llm)\.py\S* in __init__|"
+                           r"\bLLM\(|from_engine_args")
+_ENGINE_START_VERB = (r"\b(?:wak(?:e|es|ing)|woke) (?:it |them )?up\b|\bwake[_-]up\b|\bstart(?:s|ed|ing)?(?: up)?\b|\bstart-?up\b|"
+                      r"\binit\b|\binitiali[sz]\w*|\bset(?:s|ting)? up\b|\bsetup\b|\blaunch\w*|\bcreat\w*|"
+                      r"\bspin(?:s|ning)? up\b|\bboot\w*|\bload(?:s|ing)? (?:the |its )?(?:model|weights)\b")
 # Optimizer states (or parameters) kept in host memory: ZeRO-Offload, FSDP's CPU offload.
-_OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?\d?[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme) offload"
+_OFFLOAD = r"offload_(?:optimizer|param)\w*|cpu_offload|zero[-_ ]?\d?[-_ ]?offload|offload(?:ing|ed|s)? (?:the )?(?:optimizer|params|parameters|states?) (?:to|on) (?:the )?(?:cpu|host|nvme)|(?:cpu|nvme)[- ]offload"
+# Offloading a model's components to the CPU, asked of a pipeline or a server (not an optimizer's
+# states): the weights should then reach the GPU one component at a time, when used.
+_PIPELINE_OFFLOAD = (r"enable_(?:model|sequential)_cpu_offload|--(?:enable-)?(?:cpu|model)-offload\b|--offload-model\b|"
+                     r"\b(?:model|sequential|pipeline) (?:cpu )?offload(?:ing)?\b|\bcpu offload(?:ing)? (?:is )?(?:enabled|on)\b")
+# The failure placed while the model or pipeline was being built, before any input ran.
+_WHILE_BUILDING = (r"\b(?:while|when|as|during)\b[^.;]{0,40}\b(?:construct\w*|initiali[sz]\w*|set(?:ting)? up|built|building|"
+                   r"instantiat\w*)\b|\b(?:construction|initiali[sz]ation|start-?up)\b")
+# The DataLoader's host-side settings named (pinned buffers, prefetched batches, worker processes),
+# and Windows' Linux layer, where page-locked (pinned) host memory is tightly capped.
+_LOADER_SETTINGS = r"\bpin_memory\b|\bprefetch_factor\b|\bpersistent_workers\b|\bnum_workers\s?=\s?[1-9]"
+_WSL = r"\bwsl2?\b|windows subsystem for linux"
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
-             r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
-             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
-             r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
+             r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
+             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|(?<![\d.])\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
+             r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|"
+             r"\b(?:near|at|hit\w*|reach\w*|over|above|exceed\w*|past) (?:the |my |its )?(?:machine'?s? |node'?s? )?(?:system|host|cpu|main) (?:memory|ram) (?:limit|capacity|ceiling)|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
 # The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
 _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
                     r"[^.;]{0,60}nvidia-smi|nvidia-smi[^.;]{0,40}\b(?:full|much more|far more|almost all)\b[^.;]{0,60}"
@@ -179,13 +286,20 @@ _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?ste
 # scanned again from each of its letters (quadratic).
 _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\b\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
               r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)|"
+              r"\b(?:running|total|epoch|cumulative|summed|train)[_ ]loss\b[^.;]{0,20}\b(?:sums?|adds?(?: up)?|accumulat\w*|collects?|keeps?)\b[^.;]{0,30}\bloss(?:es)?\b(?!\.item)|"
               # Any tensor summed across a loop while it requires grad keeps every iteration's graph.
               r"\b\w+ ?\+= ?\w+\b(?!\.item)[^\n]{0,200}requires_grad(?: is| =|=)? ?(?:on|true)|requires_grad(?: is| =|=)? ?(?:on|true)[^\n]{0,200}\b\w+ ?\+= ?\w+\b(?!\.item)")
 # Outputs kept across steps: predictions, logits, features collected in a container.
-_OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:\w+ )?"
+_OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
-                 r"hidden states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
-                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|on the gpu|in memory)\b|\bself\.\w+)|"
+                 r"hidden[ _]states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
+                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
+                 # "the image pool that keeps 50 generated images", "a replay buffer holding the last outputs"
+                 r"\b(?:pool|buffer|history|queue|cache)\b[^.;]{0,30}?\b(?:keeps?|holds?|stores?|collects?)\b[^.;]{0,20}?"
+                 r"(?:images|outputs|tensors|samples|features|predictions|logits|states)\b|"
+                 # "the fake-image pool of 50 images gets filled", "a buffer of outputs is appended to"
+                 r"\b(?:[\w-]{1,40} )?(?:pool|buffer|history|queue)\b (?:of|with) (?:\d+ |the |all |every )?(?:[\w-]{1,40} )?"
+                 r"(?:images|outputs|tensors|samples|features|predictions|logits|states)\b[^.;]{0,30}?\b(?:fill\w*|filled|append\w*|push\w*|grow\w*|updat\w*)\b|"
                  # Loops that gather every batch's outputs for the end: Lightning's *_epoch_end hooks
                  # (up to 1.9 every step's returned dict stays on the GPU), fastai's get_preds.
                  r"\b(?:training|validation|test)_epoch_end\b|\bget_preds\b|"
@@ -196,19 +310,25 @@ _ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without 
                    r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
 # A naive attention named anywhere in the note (the implementation, not only where it failed).
 _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written) attention|attn_implementation\W{0,3}eager|"
+                    # returning the attention weights needs them materialised: fused kernels never build them
+                    r"output_attentions\s?=\s?(?:True|1)\b|\breturn(?:s|ing)? (?:the |all )?attention (?:weights|maps|probs|probabilities)\b|"
                     r"no[-_ ]mem(?:ory)?[-_ ]?(?:efficient[-_ ])?attention|without (?:a )?(?:memory[- ]efficient|flash|xformers|fused)\w* attention|"
                     r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
 # A memory-saving switch a library documents that the note says changed nothing at all.
 _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|cpu[_ ]offload\w*|sequential[_ ]offload\w*|low_cpu_mem_usage|"
                      r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b(?:(?!\.\s)[^;\n]){0,80}?"
                      r"(?:makes? no difference|made no difference|(?:has|had|have) no (?:\w+ )?effect|no (?:noticeable |visible )?effect|"
-                     r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no)")
+                     r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no|(?:does ?n[o']t|did ?n[o']t|does not|did not|won't|will not) help)|"
+                     # a memory knob at any value: "whatever --tile size is given", "regardless of the chunk size"
+                     r"(?:whatever|regardless of|no matter (?:what|which|how small)?) (?:the |a )?(?:\w+ ){0,2}?(?:--?tile\w*|tile[_ ]size|tiles?|tiling|chunk\w*|slic\w*)\b|"
+                     r"(?:--?tile\w*|tile[_ ]size|tiling|chunk[_ ]size|slice[_ ]size)\b[^.;]{0,60}?\b(?:whatever|regardless|no matter|any (?:value|size)|even (?:with )?(?:a |an )?(?:\w+ ){0,2}of 1\b)|"
+                     r"\beven (?:with )?(?:a |an )?(?:--?tile\w*|tile[_ ]size|chunk[_ ]size|slice[_ ]size) (?:of |=\s?)?1\b")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
 # The batch size raised as what made it fail ("from 8 to 32", "increasing the batch size").
 _BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!from |down |back )(?:\w+ )?batch(?:[ _-]?size)?\b|"
-                 r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+ (?:works?|fits?|is fine|runs?)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
+                 r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+,? (?:it |this |training |the (?:model|script|run) )?(?:works?|worked|fits?|fitted|is fine|is ok|runs?|ran|trains?|trained|succeeds?|passes)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
                  r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but|"
                  r"(?:bigger|larger|higher) (?:mini-?)?batch(?:es| sizes?)?\b|above a (?:mini-?)?batch|"
                  r"\d+ (?:\w+ )?per (?:mini-?)?batch\b[^.;]{0,40}\b\d+ (?:\w+ )?per (?:mini-?)?batch")
@@ -220,6 +340,11 @@ _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\blog[_ ]?softmax\b|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
                 r"softmax over (?:the )?(?:vocab\w*|classes|labels|tokens)")
+# A vocabulary or class count said to be large, in either word order, anywhere in the note.
+_LARGE_VOCAB_SAID = (r"\b(?:very |extremely |really |quite |too |so )?(?:huge|large|big|enormous|massive|giant) (?:target |output |source |word |token )?"
+                     r"(?:vocab\w*|number of (?:classes|labels|categories|output tokens)|label space|output (?:layer|space))|"
+                     r"\b(?:vocab\w*|number of (?:classes|labels|categories))\b(?: size)? (?:is |are |was |gets |being )?(?:very |extremely |really |quite |too |so )?"
+                     r"(?:huge|large|big|enormous|massive)\b")
 # More GPUs that did not lower the memory each one needs: every GPU holds a full replica.
 _MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|adding|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b[^.;]{0,40}"
                       r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|not|never) (?:help|reduce|lower|change|fix|matter|make a difference)|"
@@ -243,23 +368,36 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
-                r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+                r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+# "The memory is not allocated evenly across the GPUs": an imbalance said through its negation (read
+# with a plain search: the negation is the statement).
+_NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|balanced)\b[^.;]{0,30}\b(?:gpus|cards|devices|ranks)\b|"
+                    r"\b(?:memory|usage|vram)\b[^.;]{0,20}\b(?:differs?|varies|vary|differ) (?:a lot |greatly |widely |much |very much )?(?:between|across|among) (?:the )?(?:gpus|cards|devices|ranks)\b")
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
 _SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
 # Many sequences decoded at once (samples, beams, returned sequences): a KV cache for each.
 _MANY_SEQUENCES = r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?\b|\b\d+ (?:samples|sequences|completions)"
 # A serving engine failing under traffic rather than at start-up.
-_UNDER_LOAD = r"under load|requests?\b|concurren|traffic|scor(?:e|ing)|logprob"
+# Many requests at once, not any mention of one ("before the first request is served").
+_UNDER_LOAD = (r"under (?:heavy |high |real )?load|(?:many|several|multiple|parallel|more|batched|\d+) (?:\w+ )?(?:requests|prompts|users|clients)\b|"
+               r"requests? (?:per second|at once|in parallel|at the same time)|concurren|traffic|scor(?:e|ing)|logprob")
 # Inference that spreads one model's weights over the GPUs it names.
 _SPLITS_WEIGHTS = (r"device_map|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
                    r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
+           r"\b(?:saving|save|checkpointing) (?:step|stage|phase)\b|\b(?:when|while|during|at) (?:the )?(?:saving|save)\b|"
+           r"\bwrit(?:e|es|ing) (?:the |a |out the )?(?:\w+ )?checkpoints?\b|\bcheckpoints? (?:gets |is |was )?(?:written|saved)\b|"
            r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
-                    r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about )?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"
-                    r"shows? (?:only )?(?:about )?[\d.]+ ?G?B (?:in use|used)|(?:gpu|memory) (?:is |was )?otherwise idle|even though the gpu|"
+                    # "about half of the GPU memory is never used", "40% of the VRAM stays free"
+                    r"\b(?:half|most|much|a (?:third|quarter|lot)|\d+ ?%) of (?:the )?(?:gpu'?s? |card'?s? |device'?s? )?(?:memory|vram)\b[^.;]{0,20}?"
+                    r"\b(?:unused|free|empty|available|idle|never used|not used)\b|"
+                    r"(?:plenty|lots|enough) of (?:free )?(?:gpu )?memory|only (?:about |around |roughly |~ ?)?[\d.]+ ?G?B (?:is |are |was )?(?:in use|used)|"
+                    # "fails although the memory is free", "even though memory is available"
+                    r"\b(?:although|though|even though|while|despite) (?:the |there is |there's )?(?:gpu |device |enough |plenty of )?(?:memory|vram) (?:is |being )?(?:free|available|unused)\b|"
+                    r"shows? (?:only )?(?:about |around |roughly |~ ?)?[\d.]+ ?G?B (?:in use|used)|(?:gpu|memory) (?:is |was )?otherwise idle|even though the gpu|"
                     r"should (?:easily |comfortably |still )?fit|(?:easily|comfortably) fit|fits? (?:easily|comfortably)|"
                     r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
@@ -267,18 +405,228 @@ _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) 
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
-               r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?) (?:that are |which are )?(?:longer than|exceeding|over) (?:the )?(?:max\w*|limit|\d+)|"
+               r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
-               r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|whole (?:file|recording|image|video|document)|my own (?:large |big )?(?:point cloud|data|images)|"
-               r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens")
-_DETECTION = r"\bdetect(?:or|ion)\b|segmentation|instance|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
+               r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|"
+               # a volume: "128^3", "160x192x160", "3D CT scans", "a 3D UNet" (activations grow with its cube)
+               r"\b\d{2,4} ?(?:\^|\*\*) ?3\b|\b\d{2,4} ?[x×] ?\d{2,4} ?[x×] ?\d{2,4}\b|"
+               r"\b3-?d (?:\w+ ){0,2}(?:images?|volumes?|scans?|ct|mri|segmentation|u-?nets?)\b|whole (?:file|recording|image|video|document)|my own (?:large|big|high-res\w*|huge) (?:point clouds?|data|images)\b|"
+               # audio kept up to a length: "utterances longer than 50 seconds", "clips of up to 3 minutes"
+               r"\b(?:utterances?|clips?|recordings?|segments?|audio files?)\b[^.;]{0,30}?\b(?:longer than|over|above|up to|of up to|exceeding) \d+ ?(?:s\b|secs?\b|seconds|minutes?|min\b)|"
+               r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
+               # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
+               # (a magnitude or four digits: "8 nodes" are machines)
+               r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,}) ?(?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b|"
+               # a biological sequence's length: "6800 residues", "sequences longer than 4700", "a 3 kb region"
+               r"(?<![\w.,])\d[\d,]{2,} ?(?:residues|amino acids|aa\b|base pairs|bp\b|nucleotides)|"
+               r"\b(?:sequences?|proteins?|chains?|complex(?:es)?)\b[^.;]{0,20}?\((?:longer than|over|above|>) ?\d{3,}\)|\b(?:total )?length (?:of |is |=\s?)?\d{4,}\b")
+# How many inputs one call processes decides whether it fits ("beyond 5-10 million records", "more
+# than 50k sentences"): what grows is kept per input, not the batch.
+_DATASET_SIZE_MATTERS = (r"\b(?:beyond|more than|over|above|past|exceeding) (?:about |around |~ ?)?(?<![\w.,])\d[\d.,]*(?:\s?-\s?\d[\d.,]*)? ?(?:million|thousand|[mMkK]\b)? ?"
+                         r"(?:records|sentences|documents|texts|samples|items|rows|examples|passages|queries|embeddings|images|frames)\b|"
+                         r"\b(?:up to|only|at most) (?:about |around |~ ?)?\d[\d.,]* ?(?:million|thousand|[mMkK]\b)? (?:records|sentences|documents|texts|samples|items|rows|passages|embeddings)\b[^.;]{0,30}\b(?:fit|work|succeed|go through)|"
+                         # one inference call over a whole large collection: "encode over a large dataset"
+                         r"\b(?:encod\w*|embed\w*|predict\w*|infer\w*|transcrib\w*|scor\w*|run\w*|calls?)\b[^.;]{0,60}\b(?:(?:over|on|for) )?(?:a |the |my |our )?(?:whole |entire |full )?(?:very )?(?:large|big|huge|whole|entire|full) (?:dataset|corpus|collection|set of (?:documents|texts|images))\b")
+# Memory high at the start of a run that settles lower after some iterations: an autotuner's trials
+# (cudnn.benchmark tries every convolution algorithm with its workspace on each new input shape).
+_START_PEAK_THEN_LOWER = (r"\b(?:at the (?:very )?(?:beginning|start)|when (?:the )?(?:training|it|the run) (?:starts|begins)|(?:in|during|for) the first (?:few |couple of )?(?:iterations?|steps?|batches)|"
+                          r"(?:starts?|begins?) (?:out )?at (?:about |around )?\d[\d.]* ?(?:GB|GiB|G|MiB|MB))\b")
+# ... and what it settles to afterwards, in the same sentence
+_SETTLES_LOWER = (r"\b(?:drops?|dropping|dropped|falls?|fell|goes down|went down|decreases?|decreased|comes down|came down|settles?|settled|"
+                  r"(?:is |becomes |stays |remains )?stable|stabili[sz]es?|back to normal|lower later)\b")
+_HIGH_OR_SIZE = r"\b(?:high|huge|large|big|spikes?|peaks?|(?<![\d.])\d[\d.]* ?(?:GB|GiB|G|MiB|MB))\b"
+# A whole graph through the network at once (full-batch GNN training, one big graph in a loader):
+# nodes and edges, not a batch size, set the activations.
+_WHOLE_GRAPH = (r"\bfull[- _]?batch(?:\.py)?\b(?=[^.;]{0,80}\b(?:graph|gnn|gcn|gat|nodes?|edges?|ogbn|ogbl|pyg|geometric|dgl)\b)|"
+                r"\b(?:graph|gnn|gcn|gat|ogbn|ogbl|pyg|dgl)\w*\b[^.;]{0,80}\bfull[- _]?batch\b|"
+                r"\b(?:one|a|single|the) (?:big|large|huge|single|whole|entire) graph\b|\bwhole graph\b|\bentire graph\b|"
+                r"\bgraph (?:with|of|has) (?:\d[\d,.]* ?(?:million|[mMkK]\b)? ?nodes|\d[\d,.]* ?(?:million|[mMkK]\b)? ?edges)")
+# A batch sized in another unit: seconds of audio (lhotse/icefall --max-duration), tokens (fairseq
+# --max-tokens, max_batch_tokens), ESPnet's batch_bins.
+_BATCH_BUDGET = r"--?max[-_]duration[ =]?\d+|--?max[-_]tokens[ =]?\d+|\bmax_batch_tokens\s?[=:]?\s?\d+|\bbatch[-_]bins\s?[=:]?\s?\d+|--?max[-_]frames[ =]?\d+"
+# Protein structure models, which keep an N x N pair representation with triangular attention over it.
+_PAIR_REPRESENTATION_MODEL = (r"\b(?:alphafold\d?|esmfold|openfold|colabfold|rosettafold|boltz-?\d?|chai-?1)\b|\bevoformer\b|"
+                              r"\bpair (?:representation|repr)\b|\btriangle (?:attention|multiplication)\b|\bprotein structure prediction\b|"
+                              r"\bpredict\w* the structure of\b")
+# bitsandbytes' packed 4/8-bit weights (QLoRA and its kin).
+_QUANTIZED_WEIGHTS = r"\bqlora\b|bitsandbytes|\bbnb\b|load_in_[48]bit|\b[48]-?bit (?:base|model|weights|quantiz\w*|lora)|\bnf4\b"
+# Merging adapters into their base, or dequantizing it, writes the whole model out in 16 or 32 bits:
+# a 4-bit model that trained in a quarter of the card needs four times its weights to be merged.
+_MERGE_TO_FULL_WEIGHTS = (r"\bmerge_and_unload\b|\bsave_pretrained_merged\b|\bmerged_(?:16|4)bit\b|"
+                          r"\bdequantiz\w* (?:the |my |its )?(?:whole |full )?(?:model|weights|it|base)\b|\bdequantiz\w* (?:it )?(?:to|into) (?:fp|bf|float)?(?:16|32)|"
+                          r"\bmerg\w* (?:the |my |its |(?:lora|peft|qlora) )*(?:lora|peft|adapters?|weights) (?:in)?to\b|"
+                          r"\bmerg\w* (?:the |my )?(?:lora|qlora|peft)(?: adapters?| weights)?\b")
+# A recurrent model's state carried from one batch into the next (truncated backpropagation through
+# time): without .detach() each batch's graph stays attached to the next one's.
+_STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.;]{0,60}\b(?:from (?:each|one|every|the (?:previous|last)) "
+                  r"(?:batch|step|iteration|chunk|segment|window)\w*|(?:in)?to the next|into the next|across (?:batches|steps|iterations|chunks)|"
+                  r"between (?:batches|steps|iterations|chunks))|"
+                  r"\b(?:carr\w*|pass\w*|fe(?:e|)d\w*|reus\w*|kept|keep\w*)\b[^.;]{0,30}\b(?:hidden|cell|recurrent) states?\b[^.;]{0,40}\b(?:next|each|every|across|over)\b")
+# The same work fits with the original implementation and fails with a variant of it (a fork, an
+# optimized or "fast" version, a wrapper): the variant adds the memory.
+_ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
+                  r"(?:(?:this|the|that) )?(?:problem|issue|error|oom)?\s?(?:does ?n[o']t (?:exist|happen|occur)|does not (?:exist|happen|occur)|"
+                  r"(?:works?|worked|runs?|ran|fits?|fitted) (?:fine|ok|okay|well)?|is fine|was fine|there is no (?:problem|issue))|"
+                  r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:works?|worked|runs?|ran|fits?|fitted|is fine|has no (?:problem|issue))\b|"
+                  r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:handles?|handled|copes? with|manages?|managed|runs?|ran) "
+                  r"(?:the same|these|those|it|them)\b[^.;]{0,30}\b(?:fine|ok|okay|well|without (?:a )?(?:problem|issue|oom))\b")
+# The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
+# nothing is left for activations.
+_WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
+                      r"\b(?:gpus?|cards?)\b[^.;]{0,20}\b(?:(?:are|were|is|was|got|get) )?(?:maxed out|filled|full)\b[^.;]{0,40}\bby the (?:weights|model|parameters)\b|"
+                      r"\b(?:pack\w*|fill\w*|load\w*|stuff\w*)\b[^.;]{0,20}\b(?:gpus?|cards?)\b[^.;]{0,10}\bwith (?:the )?(?:weights|parameters|layers)\b[^.;]{0,30}\b(?:capacity|full|limit|brim)\b")
+# A tool or library capping the GPU memory it uses ("model_adapter.py sets the GPU memory use to 85%"):
+# its own limit, under what the card holds.
+_TOOL_MEMORY_CAP = (r"\b(?:it|the (?:code|library|tool|script|server|framework|launcher|loader)|(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.py)\s+(?:sets|caps|limits|restricts|reserves)\s+"
+                    r"(?:the )?(?:gpu |vram |device )?memory(?: use| usage)?\s+(?:to|at)\s+(?:about |only )?\d{1,3}\s?%")
+# The weights' size stated in the note ("loading all 5 models takes about 3.3GB of VRAM").
+_STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|five) )?(?:models?|weights)\b[^.;]{0,15}?\b(?:takes?|took|uses?|used|occup\w+|needs?)\s+"
+                   r"(?:about |around |~ ?|roughly )?(\d+(?:\.\d+)?)\s?(GiB|GB|G|MiB|MB)\b")
+# Many models built one after another in one process (a k-fold loop, a grid or hyper-parameter
+# search, a pipeline that creates and discards models): each one's weights and graph stay unless it is
+# freed (Keras/TensorFlow keep them in the global session until clear_session()).
+_MODEL_LOOP = (r"\b(?:k-?fold|(?:each|every|per) (?:fold|trial|configuration|combination)|grid ?search\w*|gridsearchcv|"
+               r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|in (?:a|the|each) (?:for )?loop|set of loops|"
+               r"(?:large|bigger|larger) grids?|many models|several models|multiple models)\b")
+_MODEL_CREATED = (r"(?:\b(?:build\w*|built|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
+                  r"[^.;]{0,40}\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
+
+
+def _models_built_in_a_loop(note: str) -> str | None:
+    """The sentence that says models are built over and over in one process."""
+    for sentence in _SENTENCE_END.split(note):
+        looped, created = _search(_MODEL_LOOP, sentence), _search(_MODEL_CREATED, sentence)
+        # A grid or hyper-parameter search, a k-fold run, fits a model per point by itself.
+        searches = looped and _search(r"k-?fold|grid|hyper-?parameter|hyperopt|optuna|sweep", looped.group(0))
+        if looped and (created or (searches and _search(r"\b(?:models?|networks?|cnns?|classifiers?|estimators?|keras\w*)\b", sentence))):
+            return looped.group(0)
+    return None
+
+
+# Several processes of one program on one GPU: workers, replicas or actors sharing a card (each
+# TensorFlow or JAX process reserves most of it at start; fractional GPU requests are only a schedule).
+_SEVERAL_PROCESSES_ONE_GPU = (r"\bworkers_per_replica\b|\b(?:workers?|processes|replicas?) per (?:gpu|replica|card|device)\b|"
+                              r"\bnum_gpus\s?[=:]\s?0?\.\d+|\bfractional (?:num_gpus|gpus?)\b|\bevery (?:worker|replica|process|actor) but one\b|"
+                              r"\b(?:several|multiple|two|three|four|\d+|more than one) (?:\w+ ){0,2}(?:workers|replicas|processes|instances|copies|actors|deployments|pipelines)\b"
+                              r"[^.;]{0,60}\b(?:one|a single|the same|same) (?:gpu|card|device)\b")
+# An input cut into tiles, patches or windows that go through the network together: the tile has a
+# fixed size, so a larger input means more tiles in one batch, not larger activations per tile.
+_TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopping|slices?|slicing|divides?|dividing|breaks?|breaking)"
+                r" (?:each |every |the |an? |my |our |large |big )*(?:\w+ )?(?:images?|pictures?|photos?|scenes?|frames?|volumes?|slides?|rasters?|inputs?|documents?)"
+                r"(?: up)? into (?:\w+ ){0,2}(?:tiles|sub-?windows|patches|crops|chunks|windows|sub-?images|pieces)\b|"
+                r"\bsliding[- ]window (?:inference|prediction|evaluation)\b")
+# Memory that builds up over an epoch and comes back when the epoch ends: every step's results are
+# kept for the epoch's end (Lightning's outputs for *_epoch_end, a metric's accumulated state, a list).
+_FREED_AT_EPOCH_END = (r"\b(?:drops?|dropping|falls?|goes (?:back )?down|freed|released|comes back|resets?|is reclaimed)\b[^.;]{0,40}?"
+                       r"\b(?:when|at|after|once|as) (?:the |each |every |an |that |this |its |the current )?epoch (?:ends|is over|finishes|is done|completes|is finished|is complete)\b|"
+                       r"\b(?:drops?|falls?|goes (?:back )?down|freed|released|resets?)\b[^.;]{0,30}?\bat (?:the )?end of (?:the |each |every |an )?epoch\b")
+# Memory an evaluation (or a generation) used is still held once it is over: something outlives
+# the phase (its outputs cached for a hook, a list of predictions), since activations kept for a
+# backward that never comes are freed with those outputs.
+_NOT_RELEASED = (r"(?:(?:is|are|was|were|does|do|did|gets?|got)\s(?:not|never)|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|never) "
+                 r"(?:\w+ )?(?:released|freed|free[ds]?|given back|returned|cleared|deallocated|reclaimed|"
+                 r"go(?:es)? (?:back )?down|drop(?:s|ped)?|come(?:s)? back)\b")
+_PHASE_OVER = (r"\b(?:after|when|once|at the end of|as soon as) (?:the |each |every |a |an |my |our )?"
+               r"(?:validation|evaluation|eval|evaluating|validating|testing|test|inference|prediction|predicting|generation|sampling)"
+               r"(?: (?:loop|phase|step|pass|run|epoch|stage))?"
+               r"(?: (?:ends|ended|is over|was over|finishes|finished|is done|was done|completes|completed|is finished|has finished|returns))?\b")
+_HELD_AFTER_PHASE = (rf"{_NOT_RELEASED}[^.;]{{0,40}}?{_PHASE_OVER}|{_PHASE_OVER}[^.;]{{0,50}}?{_NOT_RELEASED}|"
+                     rf"\b(?:stays?|stayed|remains?|remained|is still|are still) (?:\w+ )?(?:allocated|occupied|reserved|in use|held|high|taken)\b[^.;]{{0,30}}?{_PHASE_OVER}|"
+                     rf"{_PHASE_OVER}[^.;]{{0,50}}?\b(?:stays?|stayed|remains?|remained|is still|are still) (?:\w+ )?(?:allocated|occupied|reserved|in use|held|high|taken)\b")
+# The run is a library's own published recipe, unchanged ("with the default settings", "the
+# official config, no modifications"): memory that grows there is not the user's code's.
+_UNMODIFIED_RECIPE = (r"\b(?:with |using |on |at )?(?:the |its |their )?default (?:settings|config(?:uration)?s?|hyper-?parameters|parameters|options|recipe)\b|"
+                      r"\bofficial (?:\w+ )?(?:configs?|scripts?|examples?|recipes?|code|implementation)\b|"
+                      r"\b(?:provided|stock|reference) (?:\w+ )?(?:configs?|scripts?|examples?|recipes?)\b|\bunmodified\b|"
+                      r"\bwithout (?:any )?(?:modifications?|changes|changing anything)\b|"
+                      r"\b(?:did ?n[o']t|didn't|haven't|have not|no) (?:modif\w*|chang\w*|touch\w*|edit\w*) (?:anything|to the (?:code|config)|the (?:code|config|script))\b|"
+                      r"\bout of the box\b")
+_RECIPE_CHANGED = r"\b(?:changed|modified|adapted|customi[sz]ed|edited|tweaked|my own|custom)\b"
+# TensorFlow's growth mode (allow_growth, set_memory_growth) extends its pool piece by piece; a run
+# that fits without it and fails with it lost to the pieces, not to the workload.
+_GROWTH_MODE = r"allow_growth|set_memory_growth|memory growth|TF_FORCE_GPU_ALLOW_GROWTH"
+_GROWTH_MODE_OFF = (r"\b(?:without|disabl\w*|turn(?:ing|ed|s)? (?:it )?off|switch(?:ing|ed|es)? (?:it )?off|remov\w*|unset\w*|no)\b|"
+                    r"\b(?:is|are|set to|=)\s?(?:off|false|0)\b")
+_FITS_SAID = r"\b(?:fits?|fit fine|works?|worked|runs? fine|ran fine|trains?|succeeds?|is fine|no (?:oom|error))\b"
+# PyTorch's DataParallel warns when one of its GPUs has much less memory or fewer cores than another.
+_GPU_IMBALANCE_WARNING = r"There is an imbalance between your GPUs|exclude GPU \d+ which\s+has less than 75% of the memory"
+# The first batch runs and the second one fails, every time: what the first left behind is still
+# held when the second needs the same room.
+_SECOND_ROUND_FAILS = (r"\bafter (?:a single|one|the first|1) (?:\w+ )?(?:batch|iteration|step|call|forward(?: pass)?|sample|image|input|request)\b(?: (?:has |had )?(?:run|ran|finished|completed|is done|was done))?|"
+                       r"\b(?:on|at|in|during) the (?:second|2nd) (?:\w+ )?(?:batch|iteration|call|forward(?: pass)?|sample|image|input|request)\b|"
+                       r"\b(?:the )?(?:second|2nd) (?:batch|iteration|call|forward(?: pass)?|request) (?:always )?(?:fails|crashes|runs out|ooms|dies)\b")
+# Vocabulary sizes of language-model families, from their published configs: a small model of a
+# large-vocabulary family spends more memory on its logits than on its weights.
+_FAMILY_VOCAB: list[tuple[str, int]] = [
+    (r"\bqwen[- ]?(?:1\.5|2|2\.5|3)\b", 151_936),
+    (r"\bllama[- ]?3(?:\.\d)?\b", 128_256),
+    (r"\bgemma[- ]?3\b", 262_144),
+    (r"\bgemma(?:[- ]?2)?\b", 256_000),
+    (r"\bbloom(?:z)?\b", 250_880),
+    (r"\bmistral[- ]?nemo\b", 131_072),
+    (r"\b(?:mt5|mbart|xlm-?r(?:oberta)?)\b", 250_000),
+]
+# Parameter counts of image-generation families whose names carry none (all components, from
+# their published configs): what their weights take when the note gives no size.
+_FAMILY_PARAMS: list[tuple[str, float]] = [
+    (r"\bsdxl\b|stable[- ]diffusion[- ]xl", 3.5e9),
+    (r"\bflux\.?1\b|\bflux[- ](?:dev|schnell|kontext)\b", 16.9e9),
+    (r"\bsd ?3(?:\.5)?[- ]?large\b", 12.7e9),
+    (r"\bsd ?3(?:\.5)?(?:[- ]?medium)?\b|stable[- ]diffusion[- ]3", 7.0e9),
+    (r"\bsd ?(?:v?1\.[45]|v?2(?:\.[01])?)\b|stable[- ]diffusion[- ](?:v?1\.[45]|v?2)", 1.07e9),
+]
+# Embedding tables with millions of rows (users, items, entities): in recommenders and graph
+# embeddings the tables are the model.
+_EMBEDDING_ROWS = (r"((?<![\w.,])\d+(?:\.\d+)?\s?(?:[mM]\b|million)|(?<![\w.,])\d{1,3}(?:,\d{3}){2,}|(?<![\w.,])\d{7,}) "
+                   r"(?:\w+ )?(?:items|users|products|entities|ids|categories|rows|customers|ads|songs|movies)\b")
+# Preference and RL fine-tuning that scores every batch against a frozen reference model: two copies
+# of the weights, and chosen and rejected answers run together.
+_REFERENCE_MODEL_METHOD = r"\b(?:dpo|ppo|kto|ipo|rlhf|simpo)\b|DPOTrainer|PPOTrainer|KTOTrainer|\bref(?:erence)?[_ ]model\b"
+# Sequence models without (or with few) attention layers: state-space models and their relatives.
+_ATTENTION_FREE = r"\b(?:mamba\d?|bamba|jamba|rwkv\w*|hyena|retnet|state[- ]space models?|s4|ssm)\b"
+# Kept tensors that still carry their graph: kept inside a gradient-recording block, or said to
+# keep it ("without detaching", "with requires_grad").
+_KEPT_WITH_GRAPH = (r"\binside (?:the |an? )?(?:autograd\.record\(\)|autograd\.record|gradienttape|tape|grad(?:ient)?[- ]recording)\b|"
+                    r"\bwithout (?:\.?detach\w*|calling \.?detach\(\))|\b(?:not|never|n't) detach\w*\b|still requir\w* grad")
+# Generative adversarial networks: their "generated images" are a generator's forward pass.
+_GAN = r"\bgans?\b|pix2pix\w*|cyclegan|stylegan\w*|\bdcgan\b|\bsrgan\b|esrgan|discriminator"
+# Batches whose inputs grow as the run goes (sorted shortest first): each one asks for blocks larger
+# than any the cache kept, so cached memory piles up in sizes no later batch can use.
+_LENGTHS_INCREASING = (r"\b(?:shortest|smallest)\b[^.;]{0,40}?\b(?:to|then|before|up to)\b[^.;]{0,20}?\b(?:longest|largest|biggest)\b|"
+                       r"\bsorted (?:by|on) (?:\w+ )?(?:length|size)s?\b(?![^.;]{0,20}\bdescending\b)|"
+                       r"\b(?:increasing|ascending|growing) (?:sequence |input |batch |sample )?(?:lengths?|sizes?|shapes?)\b")
+# A failure that began a few days ago on a setup that had run, with nothing of the user's said to
+# have changed: a hosted notebook, an image or a dependency updated underneath.
+_STARTED_RECENTLY = (r"\b(?:(?:a|one|two|three|four|five|a few|few|couple of|\d+(?:\.\d+)?)\s+(?:and a half\s+)?(?:days?|weeks?)\s+ago|yesterday|last week|since this morning)\b")
+_STARTED_WORD = r"\b(?:started|begun|began|appeared|shows? up|showed up|suddenly|out of (?:the )?blue|all of a sudden)\b"
+# A leak pinned to one library component: that metric, layer or function grows memory, while its
+# equivalents (other metrics, the same computation written by hand) do not.
+_LIBRARY_PART_ISOLATED = (r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
+                          r"\bisolat\w* (?:it |the (?:leak|growth|problem|issue) )?to (?:the |a |one )?[\w.()]+|"
+                          r"\b(?:narrow\w*|track\w*|trac\w*|pinn\w*|bisect\w*) (?:it |this |the (?:leak|growth|problem|issue) |(?:a |the )?(?:[\w-]+ )?(?:memory )?(?:leak|growth) )?down to\b|"
+                          r"\b(?:the )?(?:other|plain|built-in|standard) (?:[\w/.-]+ ){1,4}(?:next to it |beside it |alongside )?(?:do not|don't|does not|doesn't|never) (?:grow|leak|increase)\b|"
+                          r"\b(?:by hand|manually|hand-?written|my own (?:implementation|version|code)|plain torch)\b(?:[^.;]|\.(?!\s)){0,40}?\b(?:does not|doesn't|did not|didn't|no leak|stays (?:flat|constant)|is fine)")
+# Tokenizers and generation utilities warn when an input is longer than the length set for it
+# (transformers' "Token indices sequence length is longer than the specified maximum sequence length").
+_OVERLONG_INPUT_WARNING = (r"Token indices sequence length is longer than the specified maximum sequence length[^\n]{0,40}|"
+                           r"input_length: \d+ is bigger than [^\n]{0,30}max_length: \d+|"
+                           r"\b(?:sequence|input|prompt) length \(?\d+\)? (?:exceeds|is longer than|is greater than) (?:the )?(?:model'?s? )?(?:maximum|max)\b[^\n]{0,30}")
+# The same work succeeding when nothing runs before it in the process.
+_WORKS_ALONE = r"\b(?:on its own|alone|by itself|individually|separately|in isolation) (?:works|worked|is fine|runs|ran|fits|passes|succeeds)\b"
+# The batch size found automatically (lm-eval's batch_size auto, accelerate's find_executable_batch_size,
+# the HF Trainer's auto_find_batch_size): measured once, on whatever inputs came first.
+_AUTO_BATCH = (r"batch[_ ]size[ =:]*auto\b|auto_find_batch_size|find_executable_batch_size|auto[- ]?detect\w* (?:the )?batch|"
+               # Ultralytics' AutoBatch (batch=-1), Lightning's batch-size finder
+               r"\bautobatch\b|\bbatch\s?=\s?-1\b|auto_scale_batch_size|scale_batch_size|batch[_ ]size (?:finder|tuner)")
+_DETECTION = r"\bdetect(?:or|ion)\b|segmentation|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
 # Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
-_DIFFUSION = (r"diffusion|unet2dcondition|upscal\w*|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
-              r"\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
-_LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|coder|"
+_DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
+              r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
+              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
+_LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|(?<!de)(?<!en)coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
 # "a fine-tuned / pretrained model" names what is run, not training that is running.
@@ -293,18 +641,28 @@ _SMALL_STATE_OPTIMIZER = r"8-?bit (?:adam\w*|optimi[sz]er)|adam\w*_8bit|adam\w*8
 # What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
 _FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[-_ ]precision|single[- ]precision|--no-half\b|"
                    r"--precision[= ]full|\bno-half\b|32[- ]bit (?:floats?|weights|precision)|\bin fp ?32\b")
-_LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
+_LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b(?! (?:of|the|an?|as|way|an hour|a day)\b)(?!-(?:way|full|empty))|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
                   r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
 _ADAM = r"\badam\w*"
 # Evaluation loops that a framework runs for the user, already under no_grad / inference_mode:
 # Lightning's validation/test/predict, Keras' evaluate/predict, detection toolkits' test tools,
 # Ultralytics' val, pipelines and generate().
 _MANAGED_EVAL = (r"\blightning\b|validation_step|test_step|predict_step|trainer\.(?:validate|test|predict)\(|\bkeras\b|"
-                 r"model\.(?:evaluate|predict)\(|\bdetectron2\b|\bmmdet\w*|\bmmseg\w*|\bmmdet3d\b|\bultralytics\b|"
+                 r"model\.(?:evaluate|predict)\(|\bdetectron2\b|\bmmdet\w*|\bmmseg\w*|\bmmdet3d\b|\bultralytics\b|\byolov?(?:5|8|9|1[0-2])\w*|"
                  r"\bpipeline\(|\bdiffusers\b|\.generate\(|fairseq-generate|\bsklearn\b|torch\.inference_mode")
+# The user's own code around a framework's predictor ("features extracted with a custom function"):
+# it runs outside the framework's no_grad.
+_OWN_CODE = r"\b(?:custom|own|my|hand-?written|self-?written) (?:\w+ )?(?:function|code|loop|script|feature extract\w*|post-?process\w*|hook)s?\b"
 _HF_TRAINER = r"(?:transformers\.|\bhf |hugging ?face'?s? |seq2seq|sft)trainer\b"
+# Fine-tuning frameworks whose evaluation is Hugging Face's Trainer loop underneath.
+_HF_TRAINER_BASED = r"\bllama[- ]?factory\b|\baxolotl\b|\bms-swift\b|\bunsloth\b|\btrl\b"
+_HF_MODEL_CLASS = (r"(?:\b\w+For(?:SequenceClassification|TokenClassification|CausalLM|MaskedLM|QuestionAnswering|ConditionalGeneration|"
+                   r"MultipleChoice|ImageClassification|AudioClassification|SpeechSeq2Seq|Seq2SeqLM)\b|\bAutoModel\w*)")
 _HF_TRAINER_EVAL = (r"trainer\.(?:evaluate|predict)|evaluation_loop|prediction_loop|prediction_step|eval_accumulation_steps|Trainer'?s? evaluat|evaluate\(\)/predict\(\)|"
-                    rf"{_HF_TRAINER}[^\n]{{0,200}}\bevaluat|\bevaluat[^\n]{{0,200}}{_HF_TRAINER}")
+                    rf"{_HF_TRAINER}[^\n]{{0,200}}\bevaluat|\bevaluat[^\n]{{0,200}}{_HF_TRAINER}|"
+                    rf"(?:{_HF_TRAINER_BASED})[^\n]{{0,200}}\beval(?:uat\w*|uation)?\b|\beval(?:uat\w*)?\b[^\n]{{0,200}}(?:{_HF_TRAINER_BASED})|"
+                    # a transformers model class named beside "the Trainer": Hugging Face's Trainer
+                    rf"{_HF_MODEL_CLASS}[^\n]{{0,200}}\btrainer\b[^\n]{{0,200}}\bevaluat|{_HF_MODEL_CLASS}[^\n]{{0,200}}\bevaluat[^\n]{{0,200}}\btrainer\b")
 _TPU = r"\btpu\b|\bhbm\b"
 # Cloud TPU generations and the HBM per core (v2: 8 GiB, v3: 16 GiB, v4: 32 GiB per chip).
 _TPU_HBM = {"2": 8 * 1024**3, "3": 16 * 1024**3, "4": 32 * 1024**3, "5e": 16 * 1024**3, "5p": 95 * 1024**3}
@@ -320,6 +678,41 @@ class Signals:
     batch_no_help: bool = False
     input_no_help: bool = False
     repeated_calls: bool = False
+    keras_call_in_loop: bool = False
+    large_vocab_said: bool = False
+    freed_then_again: bool = False
+    reload_in_process: bool = False
+    loader_settings: bool = False
+    wsl: bool = False
+    own_code: bool = False
+    dataset_size_matters: bool = False
+    auto_batch: bool = False
+    works_alone: bool = False
+    several_processes_one_gpu: bool = False
+    tiled_input: bool = False
+    freed_at_epoch_end: bool = False
+    start_peak_then_lower: bool = False
+    whole_graph: bool = False
+    pair_representation_model: bool = False
+    batch_budget: bool = False
+    quantized_weights: bool = False
+    merge_to_full_weights: bool = False
+    host_only: bool = False  # the note says host memory fills and no GPU message says otherwise
+    copy_per_device: bool = False
+    state_carried: bool = False
+    original_fits: bool = False
+    constructing: bool = False
+    weights_fill_gpus: bool = False
+    tool_memory_cap: bool = False
+    models_in_a_loop: bool = False
+    classes_matter: int | None = None  # a class count the note ties the failure to ("fine with 1k classes, OOM with 50k")
+    attention_model_named: bool = False
+    many_boxes: bool = False
+    pipeline_offload: bool = False
+    eval_between_training: bool = False
+    later_epoch_training: bool = False
+    while_building: bool = False
+    library_part_isolated: bool = False
     upgrade_regression: bool = False
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
@@ -354,6 +747,19 @@ class Signals:
     more_gpus_no_help: bool = False
     logits_said: bool = False
     colocated: bool = False
+    engine_starting: bool = False
+    held_after_phase: bool = False
+    unmodified_recipe: bool = False
+    fits_without_growth_mode: bool = False
+    gpu_imbalance_warning: bool = False
+    second_round_fails: bool = False
+    family_vocab: int | None = None
+    reference_model_method: bool = False
+    rl_method_only: bool = False
+    attention_free: bool = False
+    kept_with_graph: bool = False
+    embedding_rows: int | None = None
+    lengths_increasing: bool = False
     offload: bool = False
     host_ram: bool = False
     optimizer_step: bool = False
@@ -381,6 +787,8 @@ class Signals:
     vocab_size: int | None = None
     param_count: float | None = None
     weight_bytes: float | None = None
+    measured_weights: int | None = None  # what the log says the loaded weights occupy ("model weights take 5.20GiB")
+    logged_device_total: int | None = None  # the device's memory as the framework logged it ("totalMemory: 10.92GiB")
     note_gpu_capacity: int | None = None
     note_shapes: list[tuple[int, ...]] = field(default_factory=list)
     note_reserved: int | None = None  # "reserved is 20 GB", as the note states PyTorch's figures
@@ -399,7 +807,8 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 _NEGATION_WORDS = "no|not|never|without|none|nothing|nor"
 _NEGATION = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
-_NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode"}
+_NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode",
+              "frees_every_step"}  # "I can't free the GPU memory after each iteration" frees nothing
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -441,7 +850,7 @@ def _param_count(text: str) -> float | None:
     if counted:
         return float(counted.group(1).replace(",", ""))
     # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit.
-    for match in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([bBmM])(?![\w/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
+    for match in re.finditer(r"(?<![A-Za-z0-9.])(?<![\s(~]\d-)(?<![\s(~]\d\d-)(?<![\s(~]\d–)(\d+(?:\.\d+)?)\s?([bBmM])(?![A-Za-z0-9/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
                              # "2B tokens", "5M images": a dataset's size, not the model's
                              r"(?!\s?(?:\w+ )?(?:tokens?|images?|samples?|examples?|words?|rows?|records?|pairs?|steps?|sentences?|"
                              r"documents?|frames?|points?|nodes?|edges?|requests?)\b)",
@@ -462,7 +871,7 @@ def _weight_bytes(text: str) -> float | None:
         return 0.5
     if _search(r"\b8-?bit\b|\bint8\b|\bfp8\b|\bq8\w*", text):
         return 1.0
-    if _search(r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b|torch_dtype", text):
+    if _search(r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b(?! (?:of|the|an?|as|way|an hour|a day)\b)(?!-(?:way|full|empty))|torch_dtype", text):
         return 2.0
     return None
 
@@ -481,7 +890,7 @@ def tensor_shapes(text: str) -> list[tuple[int, ...]]:
     return shapes[:8]
 
 
-_NOTE_SIZE = r"(\d+(?:\.\d+)?\s?[GM]i?B)\b"
+_NOTE_SIZE = r"(?<![\d.])(\d+(?:\.\d+)?\s?[GM]i?B)\b"  # from a number's first digit only (a run of digits stays linear)
 
 
 def _stated_bytes(subject: str, note: str) -> int | None:
@@ -491,28 +900,47 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
+    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
-                  r"max[_ -]model[_ -]len|ctx)\s*(?:of|=|:|is)?\s*(\d+(?:\.\d+)?\s?[kK]?)\b", note) \
+                  r"max[_ -]model[_ -]len|ctx|(?:input |prompt |the )?length)\s*(?:of|=|:|is|set to|to)?\s*(\d+(?:\.\d+)?\s?[kK]|\d{4,})\b", note) \
         or _search(r"((?<![\d.,])\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
         or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:sequence|context|seq|token)[- ]?(?:length|len|window)", note)
     if seq:  # "8K tokens" means 8192 in this field
         value = seq.group(1).replace(" ", "").replace(",", "")
         signals.seq_len = int(float(value[:-1]) * 1024) if value[-1] in "kK" else int(float(value))
-    vocab = _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s?\(\s?vocab", note) or \
-        _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
-        _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
-        _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
-        _search(r"((?<![\d.,])\d[\d,.]*\s?[kKmM]) vocab", note) or \
-        _search(r"\bdict(?:ionary)?\b(?:(?!\.\s)[^;\n]){0,40}?((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:lines|entries|words|tokens|types)\b", note) or _search(r"((?<![\d.,])\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
+    vocab = _search(r"((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s?\(\s?vocab", note) or \
+        _search(r"((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?)[- ](?:token|word|entry|entries|piece|subword)s? vocab", note) or \
+        _search(r"vocab(?:ulary)?(?:[ _]file| size)?\D{0,25}?((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?)\b", note) or \
+        _search(r"((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:words?|tokens?|entries|classes|labels|items)\s?(?:vocab|output)", note) or \
+        _search(r"((?<![\w.,])\d[\d,.]*\s?[kKmM]) vocab", note) or \
+        _search(r"\bdict(?:ionary)?\b(?:(?!\.\s)[^;\n]){0,40}?((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?)\s(?:lines|entries|words|tokens|types)\b", note) or _search(r"((?<![\w.,])\d[\d,.]*\s?(?:million|[kKmM])?) (?:output )?classes", note)
+    if vocab and re.match(r"\s?(?:[KMGT]i?B|G\b)", note[vocab.end(1):vocab.end(1) + 5]):
+        vocab = None  # "the vocabulary is large on an 8 GB card": a memory size, not a count
     if vocab:
         try:
             signals.vocab_size = int(_number(vocab.group(1)))
         except ValueError:
             pass
     signals.param_count = _param_count(note)
+    if signals.param_count is None:
+        for family, count in _FAMILY_PARAMS:
+            named = _search(family, note)
+            if named:
+                signals.param_count = count
+                signals.evidence["param_count"] = f"{named.group(0)} (about {count / 1e9:g}B parameters in all)"
+                break
+    if _search(r"\bembedding", note):
+        rows = [_number(found.group(1)) for found in re.finditer(_EMBEDDING_ROWS, note, re.IGNORECASE)]
+        if rows and sum(rows) >= 1e6:
+            signals.embedding_rows = int(sum(rows))
+    for family, size in _FAMILY_VOCAB:
+        named = _search(family, note)
+        if named:
+            signals.family_vocab = size
+            signals.evidence["family_vocab"] = named.group(0)
+            break
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
@@ -520,8 +948,8 @@ def read_numbers(note: str, signals: Signals) -> None:
                    rf"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?{_NOTE_SIZE}", note)
     if idle:
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
-    gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?GB\b", note) or \
-        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{2,4}\w*)s?)", note) \
+    gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
+        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{1,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note) \
         or _search(r"\b(\d{1,3})\s?G (?:(?:\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
@@ -541,20 +969,26 @@ def read_numbers(note: str, signals: Signals) -> None:
         name = find_gpu_name(note, bare=True)
         if name:
             signals.note_gpu_capacity = capacity_of_gpu(name)
+        elif _search(r"\bfree (?:tier )?(?:google )?colab\b|\bcolab(?:'s)? free (?:tier|plan|gpu)\b", note):
+            signals.note_gpu_capacity = 15 * 10**9  # Colab's free tier lends a T4 (15 GB usable)
     tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
     signals.weight_bytes = _weight_bytes(note)
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
         signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
     count = _search(r"\b(\d+)\s?x\s?(?:[A-Z]|\d{2} ?GB)", note) or \
-        _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:(?!GB\b)[\w-]+ ){0,3}(?:GPUs|cards|[A-Z]?\d{2,4}s|ranks|devices|chips)\b", note) \
-        or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?|tp_size)[ =_]*(\d+)\b", note)
+        _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:\d{1,3}(?:\.\d)? ?GB )?(?:(?!GB\b|(?:on|with|across|over|using|of|per|in|and|to|from)\b|\d+ )[\w-]+ ){0,3}(?:GPUs|cards|[A-Z]?\d{2,4}s|[A-Z]\d{1,4}s|ranks|devices|chips)\b", note) \
+        or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?(?:[ _-]size)?|tp_size)[ =_:]*(\d+)\b", note) \
+        or _search(r"\b(\d{1,3}) (?:x )?(?:nvidia |tesla )?(?:[ahvlb]\d{2,3}|rtx ?\d{4}|gtx ?\d{3,4}|mi\d{3}x?)s?\b", note) \
+        or _search(r"\b(two|three|four|six|eight|\d)\s+(?:rtx |gtx )?(?:[2345]0[5-9]0|1[06-9][5-8]0)(?: ?ti| super)?s?\b(?!p)", note)
     if count:
         words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
         value = count.group(1).lower()
         signals.gpu_count = words.get(value) or int(value)
     # Launchers say how many processes (one GPU each) they start.
     launched = _search(r"--nproc[_-]per[_-]node[= ](\d+)|--num[_-]gpus[= ](\d+)|--gpus[= ](\d+)\b|--num_processes[= ](\d+)|"
-                       r"\bmpirun -np (\d+)|horovodrun -np (\d+)|CUDA_VISIBLE_DEVICES=((?:\d,)+\d)\b", note)
+                       r"\bmpirun -np (\d+)|horovodrun -np (\d+)|CUDA_VISIBLE_DEVICES=((?:\d,)+\d)\b|"
+                       # a list of device ids handed to the script: gpus='0,1,2,3', device_ids=[0, 1]
+                       r"\b(?:gpus?|gpu_ids|device_ids|devices)\s?[=:]\s?[\[(]?['\"]?(\d(?:\s?,\s?\d)+)\b", note)
     if launched and signals.gpu_count is None:
         value = next(group for group in launched.groups() if group)
         signals.gpu_count = value.count(",") + 1 if "," in value else int(value)
@@ -573,10 +1007,14 @@ def frame_text(context: TriageContext) -> str:
     return "\n".join(f"{frame.function or ''} {frame.code or ''} {frame.filename}" for frame in context.stack.frames)
 
 
+# A note that says the memory was overrun ("blows past the GPU memory", "exceeds the VRAM"): a failure,
+# for the phase readers here and for the engine's "did the run die" check.
+MEMORY_EXCEEDED = (r"\b(?:blows?|blew|goes|went) (?:past|through|over) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|ram)\b|"
+                   r"\b(?:exceed\w*|overflow\w*) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|capacity)\b")
 _FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
-                  r"\bstops\b|\bkilled\b|\bexception|\bbreaks\b")
+                  rf"\bstops\b|\bkill(?:s|ed)\b|\bexception|\bbreaks\b|{MEMORY_EXCEEDED}")
 # "after training" says training was over, so "after" is not a where-word.
-_WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.]|\.(?!\s)){0,60})"
+_WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.:]|\.(?!\s)){0,60})"
 _NOTE_ONLY_IN_FAILURE: set[Phase] = {"data_loading"}  # "from a dataloader" alone says where data comes from, not where it died
 
 
@@ -584,8 +1022,125 @@ _NOTE_ONLY_IN_FAILURE: set[Phase] = {"data_loading"}  # "from a dataloader" alon
 # script fails, while the training script runs fine").
 _CLAUSE = re.compile(r"[,;]|\b(?:while|whereas|but|although|though)\b", re.IGNORECASE)
 _WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|completes?|completed|finish(?:es|ed)?|"
-              r"succeeds?|succeeded|pass(?:es|ed)?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
-              r"(?:issues?|problems?|errors?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|\b(?:works|succeeds)\s*$")
+              r"succeeds?|succeeded|pass(?:es|ed)?|trains?|trained|fits?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
+              r"(?:issues?|problems?|errors?|trouble|a hitch|hiccups?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|"
+              # a clause that ends on the verb: "train.py alone trains, but with --resume it dies"
+              r"\b(?:works|worked|work|succeeds|succeeded|trains|runs|ran|fits|loads|(?<!\bforward )(?<!\bbackward )(?<!\bvalidation )(?<!\bevaluation )(?<!\beval )(?<!\btest )(?<!\btesting )(?<!\btraining )(?<!\binference )(?<!\bfirst )(?<!\bsecond )(?<!\bsingle )(?<!\bone )(?<!\bthe )(?<!\ba )(?<!\beach )(?<!\bevery )(?<!\bval )(?:passes|pass)|go through|completes|is fine|was fine|are fine)\s*$")
+# A clause saying what the user does to get around the failure ("the only way around it is to reload
+# the model", "as a workaround I restart") names a remedy, not where the run failed.
+_WORKAROUND = (r"\b(?:the )?(?:only )?way (?:around|round) (?:it|this|that)\b|\bwork-?arounds?\b|"
+               r"\bto (?:avoid|get around|prevent|work around) (?:it|this|that|the (?:oom|error|problem|crash))\b|"
+               r"\bthe only (?:fix|solution|remedy|thing that helps)\b")
+
+
+def _start_peak_then_lower(note: str) -> str | None:
+    """The sentence that puts a high memory use at the start of the run and a lower one after it,
+    in whatever order the words come ("starts at 12 GB when training begins and comes down to 5")."""
+    for sentence in _SENTENCE_END.split(note):
+        start, lower = _search(_START_PEAK_THEN_LOWER, sentence), _search(_SETTLES_LOWER, sentence)
+        if start and lower and lower.start() > start.start() and _search(_HIGH_OR_SIZE, sentence) \
+                and not _search(r"\b(?:keeps? (?:growing|increasing|rising|climbing)|grows|grew|climbs|until it (?:fails|crashes|runs out))\b", sentence[start.end():]):
+            return sentence.strip()[:160]
+    return None
+
+
+def _engine_starting(note: str, frames: str) -> str | None:
+    """What says the inference engine was starting or waking up when memory ran out: one of its
+    start-up frames, or a clause of a failing sentence naming the engine and a start or wake verb
+    ("when the trainer sets up vLLM", "as vLLM wakes up"); a clause that went well does not count."""
+    framed = _search(_ENGINE_STARTING_FRAMES, frames)
+    if framed:
+        return framed.group(0)
+    for sentence in _SENTENCE_END.split(note):
+        if not _search(_FAILURE_WORDS, sentence):
+            continue
+        for clause in _CLAUSE.split(_without_what_went_well(sentence)):
+            engine, verb = _search(_SERVING, clause), _search(_ENGINE_START_VERB, clause)
+            went_well = _search(r"\bwithout (?:any )?(?:errors?|problems?|issues?)\b", clause) or \
+                (_search(r"\b(?:fine|ok|okay|successfully|normally)\b", clause) and not _search(_FAILURE_WORDS, clause))
+            if engine and verb and not went_well:
+                return clause.strip()[:120]
+    return None
+
+
+def _unmodified_recipe(note: str) -> str | None:
+    """Where the note says the run is a library's recipe as published: a sentence that names the
+    default settings or official config and no change to them ("the official config, with some
+    parameters changed" is the user's variant)."""
+    for sentence in _SENTENCE_END.split(note):
+        said = _search(_UNMODIFIED_RECIPE, sentence)
+        if said and not _search(_RECIPE_CHANGED, sentence.replace(said.group(0), " ")):
+            return said.group(0).strip()
+    return None
+
+
+def _fits_without_growth_mode(note: str) -> str | None:
+    """The clause that says the run fits with TensorFlow's growth mode off, in any order of its
+    words ("without allow_growth it fits", "the same run fits once allow_growth is off")."""
+    for sentence in _SENTENCE_END.split(note):
+        for clause in re.split(r"[,;]\s|\bbut\b|\bwhereas\b|\bwhile\b", sentence):
+            mode = _search(_GROWTH_MODE, clause)
+            if mode and _search(_GROWTH_MODE_OFF, clause) and _search(_FITS_SAID, clause) and not _search(_FAILURE_WORDS, clause):
+                return clause.strip()[:120]
+    return None
+
+
+# "Every GPU loads the whole model", "each card loads it once", "not spread over the cards": one full
+# copy of the weights per device (a process per GPU each loading everything), not a model too large
+# for the job's GPUs together.
+_EACH_DEVICE = (r"\b(?:every|each(?: of the)?|all(?: (?:the|\d+|of the))?|both)\s+(?:\w+\s+)?(?:gpus?|cards?|ranks?|processe?s?|devices?|workers?)\b|"
+                r"\bper (?:gpu|card|rank|process|device)\b")
+_LOADS_A_COPY = (r"\bload(?:s|ed|ing)?\b|\bcop(?:y|ies)\b|\breplicat\w*|\bduplicat\w*|"
+                 r"\b(?:hold(?:s|ing)?|ha(?:s|ve|ving)|keep(?:s|ing)?|get(?:s|ting)?|receiv\w*) (?:a |the |its own |an )?(?:whole|full|entire|complete)\b")
+_SPREAD = r"\b(?:across|split\w*|shard\w*|spread\w*|distribut\w*|divid\w*|partition\w*)\b"
+_NOT_SPREAD = (r"\b(?:not|n't|never|instead of being)\s+(?:\w+\s+)?(?:spread|split|sharded|distributed|divided|partitioned|"
+               r"allocated across|placed across)\b[^.;]{0,30}\b(?:over|across|among|between|to|on)\b[^.;]{0,20}\b(?:gpus|cards|devices)\b")
+
+
+def _copy_per_device(note: str) -> str | None:
+    """The clause that says each GPU (or process) loads its own full copy of the model, or that the
+    model was not spread over the cards."""
+    not_spread = _search(_NOT_SPREAD, note)
+    if not_spread:
+        return not_spread.group(0)
+    for sentence in _SENTENCE_END.split(note):
+        for clause in _CLAUSE.split(sentence):
+            each, loads = _search(_EACH_DEVICE, clause), _search(_LOADS_A_COPY, clause)
+            if each and loads and _search(r"\b(?:model|weights|it|checkpoint|copy|parameters)\b", clause) \
+                    and not _search(_SPREAD, clause):
+                return clause.strip()[:120]
+    return None
+
+
+def _after(note: str, said: str, length: int) -> str:
+    """The `length` characters of the note that follow the first occurrence of `said`."""
+    at = note.find(said)
+    return note[at + len(said): at + len(said) + length] if at >= 0 else ""
+
+
+def _class_count_that_matters(note: str) -> tuple[int, str] | None:
+    """The largest class count the note gives (5,000 or more), when a smaller count is said to fit or
+    its own clause says the run failed ("fine with 1k classes, OOM with 50k")."""
+    counts = [(int(_number(found.group(1).rstrip("+"))), found) for found in
+              re.finditer(r"((?<![\w.,])\d[\d,.]*\s?[kK]?\+?)\s(?:output |target |different )?(?:classes|identities|categories|labels)\b", note)
+              if re.fullmatch(r"[\d,.]+\s?[kK]?\+?", found.group(1))]
+    if not counts:
+        return None
+    largest, where = max(counts, key=lambda pair: pair[0])
+    smaller_fits = any(count < largest and _search(_WENT_WELL + r"|\b(?:works?|fine|everything is fine|runs?)\b",
+                                                   _clause_around(note, found.group(0))) for count, found in counts)
+    if largest >= 5000 and (smaller_fits or _search(_FAILURE_WORDS, _clause_around(note, where.group(0)))):
+        return largest, where.group(0)
+    return None
+
+
+def _clause_around(note: str, said: str) -> str:
+    """The clause of the note (a sentence cut at commas and but/while/although) holding `said`."""
+    for sentence in _SENTENCE_END.split(note):
+        for clause in _CLAUSE.split(sentence):
+            if said in clause:
+                return clause
+    return note
 
 
 def _without_what_went_well(sentence: str) -> str:
@@ -595,7 +1150,7 @@ def _without_what_went_well(sentence: str) -> str:
     for boundary in [*_CLAUSE.finditer(sentence), None]:
         end = boundary.start() if boundary else len(sentence)
         clause = sentence[start:end]
-        if not (_search(_WENT_WELL, clause) and not _search(_FAILURE_WORDS, clause)):
+        if not (_search(_WENT_WELL, clause) and not _search(_FAILURE_WORDS, clause)) and not _search(_WORKAROUND, clause):
             kept.append(clause)
         if boundary is None:
             break
@@ -608,9 +1163,34 @@ def _without_what_went_well(sentence: str) -> str:
 _EVAL_WITHIN_TRAINING = (r"\b(?:evaluation|validation|eval|evaluating|validating|testing)\b (?:\w+ ){0,2}"
                          r"(?:during|in the middle of|while|mid-?|partway through|between epochs of) ?(?:the )?training\b")
 
+# Decoders of images and latents (a VAE's, a super-resolution model's): their "decoding" is no
+# token-by-token generation.
+_IMAGE_DECODER = (r"\bvae\b|\blatents?\b|super-?resolution|\bupscal\w*|\bimages?\b|\bvideos?\b|\bframes?\b|"
+                  r"\bpixels?\b|\bautoencoder\b|\bunet\b|\bdiffusion\b")
+
+def _before_when_words(place: str) -> str:
+    """A where-phrase up to a when-word: in "on it until the OOM ends training" the training is when
+    it ended, not where it failed."""
+    return re.split(r"\b(?:until|till|before|after|then|so that)\b", place, maxsplit=1, flags=re.IGNORECASE)[0]
+
 
 def note_phase(note: str) -> tuple[Phase, str] | None:
     """The phase named where the note says the run failed ("fails inside loss.backward()"), else anywhere."""
+    # "256 per device for both train and eval", "train/eval batch sizes": a setting for both
+    # phases names the training run, not an evaluation.
+    note = re.sub(r"\btrain(?:ing)?\s*(?:and|/|&)\s*(?:eval(?:uation)?|validation|val|test)\b|"
+                  r"\b(?:eval(?:uation)?|validation|val|test)\s*(?:and|/|&)\s*train(?:ing)?\b", "training", note, flags=re.IGNORECASE)
+    # "the model loaded with AutoModel.from_pretrained" says how the model was set up, not that the
+    # failure came while loading it.
+    note = re.sub(r"\b(?:loaded|created|instantiated|initiali[sz]ed|built|made) (?:with|using|via|by|through|from) "
+                  r"(?:[\w]+\.)*(?:from_pretrained|torch\.load|load_state_dict|load_checkpoint)\w*(?:\([^)]*\))?",
+                  "set up", note, flags=re.IGNORECASE)
+    if _search(_GAN, note) and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
+        # A GAN's generator "generates" in every training step: no sampling loop, no KV cache.
+        note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing)\b", "produced", note, flags=re.IGNORECASE)
+    if _search(_IMAGE_DECODER, note) and not _search(_LLM, note) and not _search(r"\btokens?\b|\bprompts?\b", note):
+        # A VAE or image decoder "decoding" latents runs one forward pass: no tokens are generated.
+        note = re.sub(r"\bdecod(?:e|es|ing)\b", "reconstructing", note, flags=re.IGNORECASE)
     sentences = re.split(r"(?<=[\w)\]])\.\s+(?=[A-Z])|;\s+|\n", note)
     sentences = [_without_what_went_well(sentence) for sentence in sentences]
     note = " ".join(sentences)
@@ -620,6 +1200,24 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
         periodic = _search(_EVAL_WITHIN_TRAINING, sentence)
         if periodic:
             return "evaluation", f'the note says "{periodic.group(0)}"'
+    # A where-phrase in the clause that says it failed names where ("Training on train-100 works at
+    # batch 4, and after an epoch it runs out of memory in validation"); bare phase words there are
+    # often only when ("fails before training", "until training exits").
+    for sentence in failing:
+        for clause in re.split(r"[,;:]\s", sentence):
+            if clause == sentence or not _search(_FAILURE_WORDS, clause):
+                continue
+            for where in re.finditer(_WHERE, clause, re.IGNORECASE):
+                for phase, pattern in _PHASE_NOTE_PATTERNS:
+                    if _search(pattern, _before_when_words(where.group(1))):
+                        return phase, f'the note says "{where.group(0).strip()}"'
+            # The failing clause's own subject ("torch.load(ckpt) goes out of memory", "generate()
+            # OOMs") names where, over a where-phrase elsewhere in the sentence ("in DDP training, ...").
+            for phase, pattern in _PHASE_NOTE_PATTERNS:
+                if phase in ("loading", "optimizer_setup", "generation"):
+                    match = _search(pattern, clause)
+                    if match:
+                        return phase, f'the note says "{match.group(0)}"'
     scopes = [*failing, note]
     for index, scope in enumerate(scopes):
         # By position, not identity: " ".join of one sentence is that very string object.
@@ -628,7 +1226,7 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
             for phase, pattern in _PHASE_NOTE_PATTERNS:
                 if whole_note and phase in _NOTE_ONLY_IN_FAILURE:
                     continue
-                if _search(pattern, where.group(1)):
+                if _search(pattern, _before_when_words(where.group(1))):
                     return phase, f'the note says "{where.group(0).strip()}"'
         for phase, pattern in _PHASE_NOTE_PATTERNS:
             if (whole_note or not failing) and phase in _NOTE_ONLY_IN_FAILURE:
@@ -736,14 +1334,30 @@ def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
         bool(_VERSION_CUE.search(note[max(0, match.start() - 16):match.start()]))
 
 
+_LIBRARY_BEFORE = re.compile(rf"\b({_LIBRARY_WORDS}|jaxlib|keras|tf|python|numpy)\W{{0,3}}$", re.IGNORECASE)
+
+
+def _same_library(first: re.Match[str], second: re.Match[str], note: str) -> bool:
+    """The library named right before each version, where both name one, is the same ("torch 1.11.0
+    ... torch 2.0.1", not "PyTorch 1.2 and Python 3.6")."""
+    names = [_LIBRARY_BEFORE.search(note[max(0, match.start() - 16):match.start()]) for match in (first, second)]
+    def library(name: re.Match[str]) -> str:
+        return {"pytorch": "torch", "tf": "tensorflow"}.get(name.group(1).lower(), name.group(1).lower())
+    return not all(names) or library(names[0]) == library(names[1])
+
+
 def _two_builds_compared(note: str) -> str | None:
     versions = list(_DOTTED_VERSION.finditer(note))
     for first, second in zip(versions, versions[1:]):
         one, other = first.group(0).lstrip("v"), second.group(0).lstrip("v")
-        if first.group(1) != second.group(1) or one == other or one.count(".") != other.count("."):
+        if one == other or one.count(".") != other.count("."):
             continue
-        # One of the pair must read as a version; the other is then the same library's.
-        if not (_looks_like_a_version(first, note) or _looks_like_a_version(second, note)):
+        # One of the pair must read as a version; the other is then the same library's. Builds of
+        # different majors ("1.11.0" and "2.0.1") must both read as versions: "0.001" and "1.5" are settings.
+        both = _looks_like_a_version(first, note) and _looks_like_a_version(second, note)
+        if first.group(1) != second.group(1) and not (both and _same_library(first, second, note)):
+            continue
+        if not (both or _looks_like_a_version(first, note) or _looks_like_a_version(second, note)):
             continue
         if second.start() - first.end() > 120:
             continue
@@ -755,13 +1369,47 @@ def _two_builds_compared(note: str) -> str | None:
     return None
 
 
+# A serving engine's own account of the loaded weights (vLLM's memory profile and load lines): a
+# measurement, better than any estimate from the parameter count and a guessed precision.
+_MEASURED_WEIGHTS = (r"model weights take (\d+(?:\.\d+)?\s?[KMGT]i?B)|Loading (?:model )?weights took (\d+(?:\.\d+)?\s?[KMGT]i?B)|"
+                     r"Model loading took (\d+(?:\.\d+)?\s?[KMGT]i?B)")
+
+
+def _stated_size(match: re.Match[str] | None) -> int | None:
+    """The size a log line states, from the first group that matched (None when out of range)."""
+    if not match:
+        return None
+    try:
+        return parse_size(next(group for group in match.groups() if group))
+    except ValueError:
+        return None  # a figure out of range is no measurement
+
+
+def _sgd_fits_adam_fails(note: str) -> bool:
+    """One sentence naming SGD and Adam and a failure: the optimizer is the difference (Adam keeps
+    two states per parameter, SGD none or one), in whatever order the words come."""
+    return any(_search(r"\bsgd\b", sentence) and _search(r"\badam\w*", sentence) and _search(_FAILURE_WORDS, sentence)
+               and not _search(r"\bboth\b|\beither\b|\bneither\b", sentence) for sentence in _SENTENCE_END.split(note))
+
+
+_LATER_ROUND_FAILED = r"\b(?:second|next|2nd|third|later|following) (?:training )?(?:iteration|step|epoch|batch|pass|round)\b"
+
+
+# A run of more digits than any size, count or version has: cut to this many before the note is read,
+# since the readers' number patterns would otherwise try every digit of it as a start.
+_LONGEST_NUMBER = 24
+
+
 def read_signals(context: TriageContext) -> Signals:
-    note = context.note or ""
+    note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], context.note or "")
     frames = frame_text(context)
     message = context.error.raw_message if context.error else ""
     everything = "\n".join([note, frames, message])
     signals = Signals()
     failing = _failing_sentences(note)
+    # The note without the clauses that say what worked: a setting named there is the alternative
+    # that ran, not the failing run's ("with device_map='auto' it trains").
+    what_failed = " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals)
     if signals.batch_size is not None:
@@ -770,20 +1418,21 @@ def read_signals(context: TriageContext) -> Signals:
         read_runtime(context, signals)
     flags = {
         "growth": (_GROWTH, note), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
-        "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (_VERSION_CHANGE, note),
+        "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (f"{_VERSION_CHANGE}|{_WORKED_BEFORE_NOW}", note),
         "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
         "frozen": (_FROZEN, note), "small_state_optimizer": (_SMALL_STATE_OPTIMIZER, note),
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
-        "lora": (_LORA, " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))),
+        "lora": (_LORA, what_failed),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, everything), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "batch_raised": (_BATCH_RAISED, note),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
@@ -793,6 +1442,144 @@ def read_signals(context: TriageContext) -> Signals:
         if match:
             setattr(signals, name, True)
             signals.evidence[name] = match.group(0)
+    excerpt = context.excerpt.text if context.excerpt else ""
+    measured = _search(_MEASURED_WEIGHTS, f"{message}\n{excerpt[-20000:]}")
+    signals.measured_weights = _stated_size(measured)
+    if signals.measured_weights:
+        signals.evidence["measured_weights"] = measured.group(0)
+    else:
+        stated = _search(_STATED_WEIGHTS, note)
+        if stated:
+            unit = {"GIB": 2**30, "GB": 10**9, "G": 10**9, "MIB": 2**20, "MB": 10**6}[stated.group(2).upper()]
+            signals.measured_weights = int(float(stated.group(1)) * unit)  # a person's "GB" is 10^9 bytes
+            signals.evidence["measured_weights"] = stated.group(0)
+    # TensorFlow logs each device's memory when it creates it ("totalMemory: 10.92GiB freeMemory: ...",
+    # older "Total memory: 8.00GiB", TF 2 "deviceMemorySize: 15.98GiB").
+    signals.logged_device_total = _stated_size(re.search(r"\b(?:totalMemory|Total memory|deviceMemorySize):\s*(\d+(?:\.\d+)?\s?[KMGT]i?B)\b",
+                                                         f"{message}\n{excerpt[:200000]}"))
+    imbalance = _search(_GPU_IMBALANCE_WARNING, f"{message}\n{excerpt[-20000:]}")
+    if imbalance:
+        signals.gpu_imbalance_warning = True
+        signals.evidence["gpu_imbalance_warning"] = imbalance.group(0)
+    if not signals.long_input:
+        warned = _search(_OVERLONG_INPUT_WARNING, f"{everything}\n{excerpt[-20000:]}")
+        if warned:
+            signals.long_input = True
+            signals.evidence["long_input"] = warned.group(0)
+    if not signals.optimizer_step and _sgd_fits_adam_fails(note):
+        signals.optimizer_step = True
+        signals.evidence["optimizer_step"] = "SGD fits where Adam fails"
+    if signals.colocated and not _search(_COLOCATED, re.sub(r"\b(?:grpo|ppo|rlhf)\b", " ", everything, flags=re.IGNORECASE)):
+        # Only an RL method is named (PPO, GRPO): nothing says an inference engine shares the GPUs.
+        signals.rl_method_only = True
+    if signals.serving_engine:
+        starting = _engine_starting(note, frames)
+        if starting:
+            signals.engine_starting = True
+            signals.evidence["engine_starting"] = starting
+    growth_mode = _fits_without_growth_mode(note)
+    if growth_mode:
+        signals.fits_without_growth_mode = True
+        signals.evidence["fits_without_growth_mode"] = growth_mode
+    if signals.eval_between_training and signals.phase == "evaluation" and (
+            signals.later_epoch_training or _search(r"\b(?:first|next|following) (?:training )?(?:step|batch|iteration|backward)|"
+                                                    r"\b(?:training|backward|next epoch)\b", signals.evidence["eval_between_training"])):
+        # "the second epoch fails; we validate after each one": the failing step is training's, the
+        # evaluation is what ran before it (rule training_after_an_evaluation).
+        signals.phase, signals.phase_source = "training", f'the note says "{signals.evidence["eval_between_training"]}"'
+    if signals.growth and re.search(r"(?:goes|went|going|rises?|rose|increas\w*|climbs?|grows?|grew) up to|(?:goes|went|rises?|rose|climbs?|grows?|grew|increas\w*) to",
+                                    signals.evidence["growth"] + _after(note, signals.evidence["growth"], 10), re.IGNORECASE) \
+            and _search(r"\bto (?:about |around |~ ?)?\d[\d.,]*\s?(?:[GM]i?B|G)\b", _after(note, signals.evidence["growth"], 25)) \
+            and not _search(r"\b(?:each|every|over|after|per|epochs?|steps?|iterations?|batch(?:es)?|calls?|time|gradually|slowly|steadily|keeps?)\b",
+                            _clause_around(note, signals.evidence["growth"])):
+        # "GPU memory goes up to 55GB and it fails": the peak it reached, with nothing saying over what.
+        signals.growth = False
+        signals.evidence.pop("growth", None)
+    if signals.eval_between_training and signals.later_epoch_training and signals.growth and \
+            not _search(r"grow|grew|increas|climb|ris(?:e|es|ing)|rose|leak|creep|accumulat|fill", signals.evidence["growth"]):
+        # "the first epoch goes through, the second fails; we validate after each": one epoch of progress
+        # and a failure after the evaluation between them, not memory said to grow.
+        signals.growth = False
+        signals.evidence.pop("growth", None)
+    if not signals.dataset_size_matters:
+        # "encode ~100M sentences: past 5-10M it fails": a bare count past which it fails, in a note
+        # that says what is counted.
+        counted = _search(r"\b(?:records|sentences|documents|texts|samples|items|rows|passages|queries|embeddings)\b", note)
+        for bare in re.finditer(r"\b(?:beyond|more than|over|above|past|exceeding) (?:about |around |~ ?)?(?<![\w.,])\d[\d.,]*"
+                                r"(?:\s?-\s?\d[\d.,]*)? ?(?:million|thousand|[mMkK])\b", note, re.IGNORECASE):
+            if counted and _search(_FAILURE_WORDS, _clause_around(note, bare.group(0))):
+                signals.dataset_size_matters = True
+                signals.evidence["dataset_size_matters"] = bare.group(0)
+                break
+    error = context.error
+    signals.host_only = signals.host_ram and (error is None or error.backend in ("host", "cpu"))
+    stack = meaningful_frames(context)
+    figures = bool(error and (error.requested_bytes or error.total_bytes or error.allocated_bytes or error.free_bytes))
+    if stack and stack[0].function == "__init__" and not figures and signals.phase == "unknown" and \
+            not re.search(r"data|loader|sampler|collat", f"{stack[0].filename} {stack[0].code or ''}", re.IGNORECASE):
+        # The failure inside a constructor, no allocator figures and no phase: an object building its
+        # model (a wrapper's engine, a module creating its weights) is placing weights.
+        signals.constructing = True
+        signals.evidence["constructing"] = f"`__init__` in {stack[0].filename.replace(chr(92), '/').rsplit('/', 1)[-1]}"
+    if not signals.rank0_heavy:
+        uneven = _search(_NOT_EVEN_ACROSS, note)
+        if uneven:
+            signals.rank0_heavy = True
+            signals.evidence["rank0_heavy"] = uneven.group(0)
+    classes = _class_count_that_matters(note)
+    if classes:
+        signals.classes_matter, signals.evidence["classes_matter"] = classes
+    boxes = _search(r"\b(?:so |very |too )?many (?:gt |ground[- ]truth |annotated |labell?ed )?(?:boxes|bboxes|objects|instances|annotations|ground[- ]truths)\b|"
+                    r"\b(?:more than |over |>\s?)?(?:\d{3,}|\d+k)\+? (?:gt |ground[- ]truth )?(?:boxes|bboxes|objects|instances|annotations|ground[- ]truths)"
+                    r"(?: per (?:image|img|photo|picture|frame|sample))?\b", note)
+    if boxes and ("detection" in signals.domains or
+                  _search(r"\b(?:gt|ground[- ]truth)\b|per (?:image|img|photo)|in (?:a|one|each) (?:single )?(?:image|photo|picture)", note)):
+        signals.many_boxes = True
+        signals.evidence["many_boxes"] = boxes.group(0)
+    if _search(r"\bself-?attention (?:model|network|net)\b|\bstand-?alone self-?attention\b|\battention-?based (?:vision |image )?model\b", note):
+        signals.attention_model_named = True
+    looped = _models_built_in_a_loop(note)
+    if looped:
+        signals.models_in_a_loop = True
+        signals.evidence["models_in_a_loop"] = looped
+    copy = _copy_per_device(note)
+    if copy and ((signals.gpu_count or 0) > 1 or signals.distributed or _search(_EACH_DEVICE, copy)):
+        signals.copy_per_device = True
+        signals.evidence["copy_per_device"] = copy
+    recipe = _unmodified_recipe(note)
+    if recipe and not signals.own_code:
+        signals.unmodified_recipe = True
+        signals.evidence["unmodified_recipe"] = recipe
+    peak = _start_peak_then_lower(note)
+    if peak:
+        signals.start_peak_then_lower = True
+        signals.evidence["start_peak_then_lower"] = peak
+    if signals.start_peak_then_lower and signals.growth and signals.evidence["growth"] in signals.evidence["start_peak_then_lower"]:
+        # "high at the start, and after some iterations it drops": the iterations say when it fell.
+        signals.growth = False
+        signals.evidence.pop("growth", None)
+    if signals.immediate and signals.growth and not _search(_FAILURE_WORDS, _clause_around(note, signals.evidence["immediate"])):
+        # "At the start it uses 7 GB, but it rises to 10 GB and fails": the start is the baseline
+        # the growth is measured from, not when it failed.
+        signals.immediate = False
+        signals.evidence.pop("immediate", None)
+    if signals.immediate and _search(_LATER_ROUND_FAILED, failing):
+        # "creates it in the first iteration; the second iteration fails": the first round ran.
+        signals.immediate = False
+        signals.evidence.pop("immediate", None)
+    if signals.upgrade_regression and re.match(r"no longer", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
+            and _search(r"\b(?:wider|larger|bigger|longer|more|higher|greater|deeper) than\b|\babove\b|\bbeyond\b|\bpast\b",
+                        _clause_around(note, signals.evidence["upgrade_regression"])):
+        # "embeddings wider than 100 dims no longer fit": a threshold of the workload, not a build that broke
+        signals.upgrade_regression = False
+        signals.evidence.pop("upgrade_regression", None)
+    if not signals.upgrade_regression:
+        for sentence in _SENTENCE_END.split(note):
+            when = _search(_STARTED_RECENTLY, sentence)
+            if when and _search(_STARTED_WORD, sentence) and not _search(r"\b(?:i|we) (?:\w+ )?(?:changed|added|switched|increased|modified)\b", sentence):
+                signals.upgrade_regression = True
+                signals.evidence["upgrade_regression"] = sentence.strip()[:120]
+                break
     if not signals.upgrade_regression:
         compared = _two_builds_compared(note)
         if compared:
@@ -820,4 +1607,6 @@ def read_signals(context: TriageContext) -> Signals:
                           ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER)):
         if _search(pattern, everything):
             signals.domains.add(name)
+    if "diffusion" in signals.domains and _search(_GAN, everything) and not _search(r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b", everything):
+        signals.domains.discard("diffusion")  # a GAN's generated images come from one forward pass, not a denoising loop
     return signals

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from oomtriage.sizes import format_size
+
 from . import RuleInput, Vote, rule
+from .sites import WHOLE_MODEL_MOVE
+from ..signals import meaningful_frames
 
 
 @rule
@@ -60,6 +64,82 @@ def replicated_training(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def full_copy_per_gpu(data: RuleInput) -> Iterator[Vote]:
+    """Data parallelism and ZeRO-1/2 keep every weight on every GPU (ZeRO-2 shards only gradients
+    and optimizer states): weights alone that fill one GPU, but would fit once split over the job's
+    GPUs, need ZeRO-3/FSDP (or a model split with device_map / tensor parallelism)."""
+    signals, capacity = data.signals, data.numbers.capacity
+    params, gpus = signals.param_count, signals.gpu_count or 1
+    if not params or not capacity or gpus < 2 or signals.fsdp or signals.zero_stage == 3 or signals.splits_weights:
+        return
+    if signals.serving_engine or signals.phase in ("generation", "evaluation"):
+        return  # inference engines place (and split) weights themselves
+    if not (signals.distributed or signals.zero_stage or signals.phase in ("training", "optimizer_setup")):
+        return
+    per_weight = signals.weight_bytes or (2 if signals.low_precision or signals.zero_stage else 4)
+    weights = per_weight * params
+    if weights > 0.8 * capacity and weights / gpus < 0.5 * capacity:
+        how = f"ZeRO-{signals.zero_stage}" if signals.zero_stage else "data parallelism"
+        yield Vote("distributed_replication", 0.7, f"With {how} each of the {gpus} GPUs holds all the weights "
+                   f"({format_size(int(weights))} at {per_weight:g} B each) of {format_size(capacity)}; split over the GPUs "
+                   f"(ZeRO-3, FSDP) they take {format_size(int(weights / gpus))} each.")
+
+
+@rule
+def whole_model_on_every_gpu(data: RuleInput) -> Iterator[Vote]:
+    """A launcher that starts one process per GPU (torchrun, accelerate, a trainer's predict) makes
+    each process load every weight onto its own GPU: the model is copied, not split, so a model the
+    GPUs together would hold fails on each one. One process that splits it (device_map="auto",
+    tensor parallelism, an inference server) or ZeRO-3 places each weight once."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if not signals.copy_per_device:
+        return
+    said = signals.evidence["copy_per_device"]
+    params, gpus = signals.param_count, signals.gpu_count or 0
+    whole = (signals.weight_bytes or 2) * params if params else None
+    if whole and capacity and gpus > 1 and whole > 0.8 * capacity * gpus:
+        return  # too large for all of the GPUs together: no placement fits it
+    sizes = f" ({format_size(int(whole))} per copy, {format_size(int(whole / gpus))} per GPU if split over {gpus})" \
+        if whole and gpus > 1 else ""
+    yield Vote("distributed_replication", 0.75, f'Every GPU holds its own full copy of the model ("{said}"){sizes}: run one '
+               "process that splits it (device_map=\"auto\", tensor parallelism, an inference server) or shard it with ZeRO-3.")
+
+
+@rule
+def whole_model_moved_under_sharding(data: RuleInput) -> Iterator[Vote]:
+    """Full sharding (ZeRO-3, FSDP) only helps if the model never exists whole on one GPU: a model
+    built normally and handed to the wrapper is first moved in full onto every rank's device; it has
+    to be created partitioned (``deepspeed.zero.Init``, FSDP on the meta device or from CPU)."""
+    signals = data.signals
+    if not (signals.fsdp or signals.zero_stage == 3):
+        return
+    frames = meaningful_frames(data.context)[:2]
+    moved = next((frame for frame in frames if WHOLE_MODEL_MOVE.search(f"{frame.function or ''} {frame.code or ''}")), None)
+    if moved:
+        how = "FSDP" if signals.fsdp else "ZeRO-3"
+        yield Vote("distributed_replication", 0.75, f"Under {how} the whole model was being moved onto one GPU "
+                   f"(`{(moved.code or moved.function or '').strip()[:80]}`): every rank gets a full copy before anything "
+                   "is sharded; create the model partitioned (deepspeed.zero.Init, FSDP from the meta device or CPU).")
+
+
+@rule
+def quantized_weights_under_zero3(data: RuleInput) -> Iterator[Vote]:
+    """ZeRO-3 partitions parameters it can flatten; bitsandbytes' packed 4/8-bit weights are only
+    sharded when stored in a float dtype (bnb_4bit_quant_storage), otherwise every rank loads the whole
+    quantized model, which is what a large QLoRA run on small cards cannot hold."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if signals.zero_stage != 3 or not signals.quantized_weights:
+        return
+    params, per_weight = signals.param_count, signals.weight_bytes or 0.5
+    if params and capacity and per_weight * params < 0.5 * capacity:
+        return  # the whole quantized model fits one GPU with room to spare
+    whole = f" ({format_size(int(per_weight * params))} at {per_weight:g} B per weight)" if params else ""
+    yield Vote("distributed_replication", 0.6, f"ZeRO-3 with a bitsandbytes-quantized model: unless the packed weights are "
+               f"stored in a float dtype (bnb_4bit_quant_storage) every rank loads the whole quantized model{whole}; set the "
+               "storage dtype, or shard with FSDP-QLoRA, or split the model with device_map.")
+
+
+@rule
 def trainer_beside_an_inference_engine(data: RuleInput) -> Iterator[Vote]:
     """RL fine-tuning (PPO, GRPO) alternates rollouts in an inference engine and training steps on
     the same GPUs: the engine's reservation is memory the trainer cannot use, and offloading and
@@ -67,7 +147,15 @@ def trainer_beside_an_inference_engine(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.colocated and (signals.serving_engine or signals.phase in ("training", "unknown", "generation")):
         said = signals.evidence["colocated"]
-        yield Vote("fragmentation", 0.4, f'Training and rollouts share the GPUs ("{said}"): offloading and reloading '
+        if signals.rl_method_only and not signals.serving_engine:
+            return  # an RL method named, no inference engine: the policy may generate its own rollouts
+        if signals.engine_starting:
+            # The engine failed as it started or woke up: its reservation (gpu_memory_utilization of the
+            # whole card) is asked for on top of what the trainer still holds (rule serving_engine).
+            yield Vote("fragmentation", 0.15, f'Training and rollouts share the GPUs ("{said}"): blocks the trainer '
+                       "left cached can stand in the way of the engine's reservation.")
+            return
+        yield Vote("fragmentation", 0.55, f'Training and rollouts share the GPUs ("{said}"): offloading and reloading '
                    "between the phases leaves reserved-but-unallocated memory that large reloads cannot use "
                    "(expandable segments, where the engine allows them).")
         yield Vote("other_process_or_device", 0.35, "The inference engine keeps its own reservation (its memory "

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from oomtriage.sizes import format_size
+
 from . import RuleInput, Vote, rule
 
 
@@ -76,6 +78,10 @@ def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
     if data.signals.switch_no_effect:
         yield Vote("framework_bug", 0.55, f'A memory-saving switch had no effect ("{data.signals.evidence["switch_no_effect"]}"): '
                    "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")
+        if re.search(r"til|chunk|slic", data.signals.evidence["switch_no_effect"], re.IGNORECASE):
+            # Tiling or chunking bounds the memory an input takes; at any setting the same failure
+            # means the allocation happens outside the tiled path, not that the input is too large.
+            yield Vote("input_size_too_large", -0.35, "Tiling/chunking the input at any size did not change the failure.")
 
 
 @rule
@@ -117,12 +123,18 @@ def serving_engine(data: RuleInput) -> Iterator[Vote]:
                    "after the weights: max_model_len / max_num_seqs ask for more cache than gpu_memory_utilization leaves.")
     elif signals.serving_engine:
         what = signals.evidence.get("serving_engine") or "the serving engine"
+        if signals.host_only:
+            return  # the server's host memory fills, with no GPU message (rule host_memory)
+        if "diffusion" in signals.domains and "llm" not in signals.domains:
+            return  # an engine serving an image or video model keeps no KV cache: its pipeline's weights and activations are the story
         # At start-up the engine's own reservation (KV cache, profile run) is what fails; under load
         # it is the per-request work on top of it (logits, long prompts).
         at_start = signals.immediate or signals.construction or signals.phase in ("loading", "unknown") or \
             re.search(r"start|init|launch|profile|boot|load", f"{data.context.note or ''} {signals.phase_source or ''}", re.IGNORECASE)
         weight = 0.45 if signals.under_load and not signals.immediate else 0.8 if at_start else 0.55
-        if signals.colocated and signals.phase == "training":
+        if signals.engine_starting:
+            weight = max(weight, 0.75)  # the engine's own start-up or wake-up failed: its reservation is what did not fit
+        elif signals.colocated and signals.phase in ("training", "unknown"):
             weight = 0.3  # the trainer beside the engine failed, not the engine's own reservation (rule trainer_beside_an_inference_engine)
         yield Vote("kv_cache_or_generation", weight, f"{what} reserves GPU memory for its KV cache up front "
                    "(and profiles with a worst-case batch); that reservation leaves little for anything else.")
@@ -188,6 +200,32 @@ def another_process_started(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def unequal_gpus_under_data_parallel(data: RuleInput) -> Iterator[Vote]:
+    """DataParallel splits every batch evenly and keeps the model and outputs on the first GPU: a
+    card with much less memory in its set (PyTorch warns about the imbalance) fills first."""
+    signals = data.signals
+    if signals.gpu_imbalance_warning:
+        yield Vote("other_process_or_device", 0.65, f'PyTorch warned that the GPUs are unequal ("{signals.evidence["gpu_imbalance_warning"]}"): '
+                   "an even split overfills the smaller card; leave it out (device_ids, CUDA_VISIBLE_DEVICES).")
+        yield Vote("distributed_replication", -0.3, "The replicas are no larger than on equal cards; one card is smaller.")
+
+
+@rule
+def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
+    """Several processes of the job on one GPU: each holds its own copy and its own cache (a
+    fractional GPU request only tells the scheduler where to place it), and a pre-allocating
+    framework's first process takes nearly the whole card before the next one starts."""
+    signals = data.signals
+    if not signals.several_processes_one_gpu:
+        return
+    said = signals.evidence["several_processes_one_gpu"]
+    weight = 0.7 if data.framework in ("tensorflow", "jax") else 0.55
+    yield Vote("other_process_or_device", weight, f'Several processes share one GPU ("{said}"): each one holds its own '
+               "model and cache on it (TensorFlow and JAX reserve most of the card in the first one); give each its own "
+               "GPU or cap each process's memory.")
+
+
+@rule
 def version_regression(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.upgraded_to_torch_04:
@@ -203,8 +241,16 @@ def version_regression(data: RuleInput) -> Iterator[Vote]:
 def preallocation_refused(data: RuleInput) -> Iterator[Vote]:
     """TensorFlow reserves (nearly) the whole device when it creates it, retrying smaller sizes
     when the driver refuses: a refusal there means the memory was already taken."""
-    error = data.context.error
+    error, total = data.context.error, data.signals.logged_device_total
     if error and error.format == "tensorflow_driver":
+        if total and error.requested_bytes and error.requested_bytes >= 0.999 * total:
+            # Asking for all of the device (or more) can never succeed: the driver's own context
+            # always takes some. The pool size was computed from the total, not the free memory.
+            yield Vote("framework_bug", 0.65, f"TensorFlow asked for the whole device at start ({format_size(error.requested_bytes)} "
+                       f"of {format_size(total)}), which the driver never grants: set allow_growth or a memory fraction, or update "
+                       "the build whose reservation is computed from the total instead of the free memory.")
+            yield Vote("other_process_or_device", -0.4, "The request is refused for its size, whatever else holds the device.")
+            return
         yield Vote("other_process_or_device", 0.65, "TensorFlow's start-up reservation was refused by the driver "
                    f"({error.raw_message[:90]}): another process already holds the device's memory.")
 
@@ -227,6 +273,8 @@ def cpu_mode_but_gpu_oom(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if not data.signals.cpu_mode or (error and error.backend not in ("cuda", "hip", "unknown")):
         return
+    if data.signals.host_only:
+        return  # no GPU message, and the note says host memory fills: a CPU run running out of RAM
     if data.signals.phase == "loading":
         yield Vote("checkpoint_loading", 0.75, "The run was meant to use the CPU, yet the GPU ran out while loading: "
                    "torch.load restores tensors to the GPU they were saved from unless map_location is given.")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 from oomtriage.sizes import format_size
 
 from ..facts import CONTEXT_OVERHEAD, free_room_for_request
 from . import RuleInput, Vote, rule
+from ..signals import meaningful_frames
 from .sites import innermost_site
 
 # Allocation sites whose tensors do not scale with the batch or the input (rule allocation_site).
@@ -55,6 +58,36 @@ def bfc_pool_had_room(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def tensorflow_growth_mode(data: RuleInput) -> Iterator[Vote]:
+    """TensorFlow's growth mode (allow_growth, set_memory_growth) extends its BFC pool in pieces as
+    the run asks for more; by default it reserves one region up front. A run that fits without the
+    growth mode and fails with it had the memory, split across regions no large tensor spans."""
+    signals = data.signals
+    if signals.fits_without_growth_mode:
+        yield Vote("fragmentation", 0.65, f'It fits without TensorFlow\'s growth mode and fails with it '
+                   f'("{signals.evidence["fits_without_growth_mode"]}"): the pool grown piece by piece is split into '
+                   "regions no large tensor spans; leave growth off (or set a fixed memory limit) for this job.")
+        yield Vote("batch_too_large", -0.3, "The same batch fits when the pool is reserved in one piece.")
+
+
+@rule
+def inputs_growing_through_the_run(data: RuleInput) -> Iterator[Vote]:
+    """Batches ordered from the shortest inputs to the longest: each asks for blocks larger than any
+    the caching allocator kept from the previous ones, so reserved memory piles up in sizes no later
+    batch can reuse. Running the largest batch first lets every later one reuse its blocks."""
+    signals = data.signals
+    if signals.lengths_increasing:
+        yield Vote("fragmentation", 0.5, f'The inputs grow as the run goes ("{signals.evidence["lengths_increasing"]}"): every '
+                   "larger batch needs new, larger blocks while the smaller ones stay cached; put the longest batch first "
+                   "or set expandable_segments.")
+        yield Vote("input_size_too_large", 0.2, "The longest inputs come last, where the most memory is already cached.")
+        if signals.growth:
+            for cause in ("reference_leak", "graph_retained"):
+                yield Vote(cause, -0.25, "The growth follows the inputs' lengths, which the cache keeps blocks for, not tensors "
+                           "the code keeps.")
+
+
+@rule
 def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     """expandable_segments and max_split_size_mb change nothing but how the cache is carved into
     blocks: an OOM they make go away was fragmentation; one that survives them was not (or the
@@ -83,6 +116,13 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
                    "freed blocks are not reused for the new sizes, so the allocator keeps reserving more.")
     if signals.fragmentation_said:
         yield Vote("fragmentation", 0.45, f'The note says "{signals.evidence["fragmentation_said"]}".')
+    if signals.freed_then_again:
+        # The freed block went back to the cache; smaller tensors allocated since sit inside its
+        # segment, so the same size no longer finds a contiguous block and a new segment is needed.
+        yield Vote("fragmentation", 0.65 if signals.free_at_failure else 0.5,
+                   f'A large tensor was freed and asked for again ("{signals.evidence["freed_then_again"]}"): smaller tensors '
+                   "allocated meanwhile split its cached segment, so the same request needs new memory "
+                   "(expandable_segments:True lets the cache grow a segment instead).")
 
 
 @rule
@@ -108,6 +148,11 @@ def repeated_work(data: RuleInput) -> Iterator[Vote]:
     said = data.signals.evidence["repeated_calls"]
     yield Vote("fragmentation", 0.45, f'The failure comes on repeated work in one process ("{said}"): '
                "cached blocks sized for the earlier shapes do not fit the new ones.")
+    if data.signals.works_alone:
+        # The same input runs when nothing came before it: its size is not what ran out.
+        yield Vote("input_size_too_large", -0.4, f'The same work runs by itself ("{data.signals.evidence["works_alone"]}"): '
+                   "what came before it in the process is the difference.")
+        yield Vote("batch_too_large", -0.2, "The same batch fits when it runs first.")
     n = data.numbers
     if n.allocated and n.capacity and n.allocated > 0.8 * n.capacity:
         yield Vote("reference_leak", 0.6, f"{format_size(n.allocated)} is live at the failure ({n.allocated / n.capacity:.0%} of the "
@@ -174,6 +219,21 @@ def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def single_allocation_limit(data: RuleInput) -> Iterator[Vote]:
+    """Intel GPU runtimes refuse one allocation of 4 GB or more by default (a per-allocation limit of
+    the driver stack, lifted only in newer PyTorch XPU builds), however much of the card is free."""
+    error, n = data.context.error, data.numbers
+    if not (error and error.backend == "xpu" and n.requested and n.requested >= 4 * 2**30):
+        return
+    held = (n.allocated or 0) + (n.unallocated or 0)
+    if n.total and n.requested < 0.9 * n.total and held < 0.25 * n.total:
+        yield Vote("framework_bug", 0.7, f"One {format_size(n.requested)} allocation on an Intel GPU with "
+                   f"{format_size(held)} in use: Intel's runtime caps a single allocation at 4 GB by default; split the tensor "
+                   "or use a PyTorch XPU build that lifts the limit.")
+        yield Vote("full_precision", -0.3, "Halving the precision only helps if it brings this one tensor under the limit.")
+
+
+@rule
 def memory_cap(data: RuleInput) -> Iterator[Vote]:
     n = data.numbers
     error = data.context.error
@@ -190,6 +250,17 @@ def memory_cap(data: RuleInput) -> Iterator[Vote]:
                    "their memory for as long as they live.")
 
 
+# A feed-forward block's activation or gate (`silu(gate)`, `act_fn(up_proj(x))`): a tensor of
+# batch x tokens x the intermediate size, whatever power of two its size happens to be.
+_FEED_FORWARD = re.compile(r"\b(?:silu|gelu|relu|swiglu|geglu|act_fn|activation_fn|mlp|feed_?forward|ffn|up_proj|gate_proj|down_proj|fc[12])\b",
+                           re.IGNORECASE)
+
+
+def _feed_forward_site(context) -> bool:
+    frames = meaningful_frames(context)
+    return bool(frames and _FEED_FORWARD.search(f"{frames[0].function or ''} {frames[0].code or ''}"))
+
+
 @rule
 def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals
@@ -199,14 +270,22 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.4, f"One buffer of {format_size(n.requested)} is above Metal's per-buffer "
                    f"cap ({format_size(n.allowed)}): a single tensor scaled with the input.")
         return
+    site = innermost_site(data.context)
     if not n.capacity and n.requested >= 40 * GIB:
         # No device has room for one tensor of tens of GiB: its size comes from the input.
-        yield Vote("input_size_too_large", 0.55, f"One tensor of {format_size(n.requested)}: more than most devices "
-                   "hold in all, so a single activation scaled with the input's size.")
+        if site == "attention_quadratic":
+            # The frame that asked computes attention scores: the tensor is the score matrix itself.
+            yield Vote("attention_quadratic", 0.55, f"One tensor of {format_size(n.requested)}, asked for by the attention "
+                       "scores: a sequence x sequence matrix per head, which only a fused kernel avoids materialising.")
+            yield Vote("input_size_too_large", 0.3, "The score matrix grows with the square of the input's length.")
+        else:
+            yield Vote("input_size_too_large", 0.55, f"One tensor of {format_size(n.requested)}: more than most devices "
+                       "hold in all, so a single activation scaled with the input's size.")
         if signals.domains & {"diffusion"}:
             yield Vote("attention_quadratic", 0.5, "In a diffusion model such a tensor is a self-attention matrix over every pixel.")
     # batch x heads x 2 or 4 bytes per score: an odd factor cannot be a score matrix of that length.
-    if signals.seq_len and n.requested % (signals.seq_len**2) == 0 and (n.requested // signals.seq_len**2) % 2 == 0:
+    # (Not when the frame that asked is the output layer: a size can divide by seq² by chance.)
+    if signals.seq_len and site != "large_logits" and n.requested % (signals.seq_len**2) == 0 and (n.requested // signals.seq_len**2) % 2 == 0:
         factor = n.requested // signals.seq_len**2
         yield Vote("attention_quadratic", 0.8, f"{format_size(n.requested)} = {factor} x {signals.seq_len}² bytes: a "
                    "sequence x sequence attention matrix at the stated sequence length.")
@@ -218,12 +297,13 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
         # or uninitialised shape, a sequence length of -1) inside the library that asked.
         yield Vote("framework_bug", 0.6, f"One request of {format_size(n.requested)} is {share:,.0f} times the whole card: "
                    "no real input asks for that, a shape computed wrong inside the framework or library does.")
-    if _power_of_two(n.requested) and n.requested >= GIB // 4 and signals.domains & {"diffusion", "llm", "encoder"}:
+    if _power_of_two(n.requested) and n.requested >= GIB // 4 and signals.domains & {"diffusion", "llm", "encoder"} \
+            and site in (None, "attention_quadratic") and not _feed_forward_site(data.context) and not signals.attention_free:
         yield Vote("attention_quadratic", 0.45, f"{format_size(n.requested)} is an exact power of two, the size of a "
                    "square attention matrix (heads x tokens x tokens).")
     if share < 0.2:
         return
-    if innermost_site(data.context) in _NOT_ACTIVATIONS:
+    if site in _NOT_ACTIVATIONS:
         return  # the frame that asked says what it is: state or weights, not an activation of the input
     sees_less = bool(signals.note_gpu_capacity and n.total and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count)
     if sees_less and n.requested < signals.note_gpu_capacity:
@@ -233,9 +313,17 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     yield Vote("input_size_too_large", 0.5 if share > 1 else 0.4, f"One tensor of {size} ({lead}): a single activation "
                "this large comes from the input's size.")
     yield Vote("batch_too_large", 0.3, f"A {size} activation scales with the batch.")
+    if site == "large_logits":
+        return  # the frame that asked is the output layer: its logits, not attention scores
     if "diffusion" in signals.domains:
         yield Vote("attention_quadratic", 0.6, f"A single {size} tensor in a diffusion model is a self-attention matrix over "
                    "the latent's pixels, which grows with the resolution to the fourth power.")
+    elif (signals.domains & {"llm", "encoder"} or signals.seq_len) and share > 1:
+        # A transformer's other activations grow linearly with the tokens (hidden x 4 at most); only
+        # the score matrix grows with their square, so one tensor larger than the card is that.
+        yield Vote("attention_quadratic", 0.6, f"A single {size} tensor, larger than the card, in a transformer: its other "
+                   "activations grow linearly with the tokens, the attention score matrix (batch x heads x seq x seq) "
+                   "with their square.")
     elif signals.domains & {"llm", "encoder"} or signals.seq_len:
         yield Vote("attention_quadratic", 0.35, f"A single {size} tensor in a transformer is typically an attention "
                    "score matrix (batch x heads x seq x seq).")

@@ -16,11 +16,14 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.phase != "evaluation":
         return
+    if signals.host_only:
+        return  # host memory is what fills, with no GPU message: the host rule says it
     where = signals.phase_source
     if data.framework == "tensorflow":
         yield Vote("reference_leak", 0.55, f"It failed during evaluation ({where}); in TensorFlow/Keras evaluation "
                    "OOMs usually come from predictions or graphs accumulated across batches.")
-        yield Vote("batch_too_large", 0.4, "Evaluation batch sizes are often set larger than training ones.")
+        if not (signals.growth or signals.keras_call_in_loop):  # memory that grew call after call is no batch too large from the start
+            yield Vote("batch_too_large", 0.4, "Evaluation batch sizes are often set larger than training ones.")
         return
     if signals.hf_trainer_eval:
         yield Vote("reference_leak", 0.8, "HF Trainer's evaluation loop already runs without gradients but keeps every "
@@ -41,10 +44,14 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "full-resolution images: evaluation activations are several times the training ones.")
     if signals.no_grad_already:
         yield Vote("missing_no_grad", -0.7, f'It already runs without gradients ("{signals.evidence["no_grad_already"]}").')
-    elif signals.managed_eval:
+    elif signals.managed_eval and not signals.own_code:  # the user's own code runs outside the framework's no_grad
         yield Vote("missing_no_grad", -0.45, f'The evaluation loop is the framework\'s ("{signals.evidence["managed_eval"]}"), '
                    "which already runs it without gradients.")
-    yield Vote("missing_no_grad", 0.45 if big_request or signals.long_input else 0.6, f"It failed during evaluation ({where}): without "
+    elif signals.serving_engine:
+        yield Vote("missing_no_grad", -0.6, f'A serving engine runs the model ("{signals.evidence["serving_engine"]}"), '
+                   "always under inference mode.")
+    long_context = signals.long_input or (signals.seq_len or 0) >= 8192
+    yield Vote("missing_no_grad", 0.45 if big_request or long_context else 0.6, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.growth:
         # Without no_grad each batch's graph is freed when its outputs are rebound; memory that grows
@@ -75,6 +82,110 @@ _LIBRARY_CUDA_MALLOC = re.compile(r"(?<![\w./-])[\w./-]+\.cu:\d+(?=[\s\S]{0,200}
 
 
 @rule
+def held_until_the_epoch_ends(data: RuleInput) -> Iterator[Vote]:
+    """Memory that climbs through an epoch and comes back when it ends is every step's results
+    kept for the end of the epoch: training code that returns tensors to the framework's epoch-end
+    hook (Lightning keeps them all), a metric that accumulates its inputs, a list of predictions."""
+    signals = data.signals
+    if signals.freed_at_epoch_end:
+        yield Vote("reference_leak", 0.65, f'Memory comes back when the epoch ends ("{signals.evidence["freed_at_epoch_end"]}"): '
+                   "something keeps every step's results until then (outputs returned for an epoch-end hook, a metric's "
+                   "accumulated state, a list); return only what is needed, detached and on the CPU.")
+        yield Vote("input_size_too_large", -0.3, "A large input would fail on its own step, not build up over the epoch.")
+
+
+@rule
+def training_after_an_evaluation(data: RuleInput) -> Iterator[Vote]:
+    """Training that fails in the step after an evaluation pass (the first step of the next epoch
+    when a test runs after each one) meets what the evaluation left: without no_grad its last
+    batch's graph stays referenced by the outputs and loss that outlive the loop, and its tensors of
+    other shapes leave cached blocks the training step cannot reuse."""
+    signals, n = data.signals, data.numbers
+    between = signals.eval_between_training
+    if not between or signals.phase not in ("training", "unknown"):
+        return
+    said = signals.evidence["eval_between_training"]
+    placed = _AFTER_EVAL_STEP.search(said) or signals.later_epoch_training
+    if not placed:
+        return  # an evaluation per epoch, but nothing puts the failure right after one
+    if n.unallocated and n.capacity and n.unallocated > 0.15 * n.capacity:
+        return  # the cache's idle blocks are in the figures: the allocator rules say it
+    if signals.no_grad_already:
+        yield Vote("fragmentation", 0.45, f'The training step after an evaluation fails ("{said}"), which already runs '
+                   "without gradients: its tensors of other shapes left cached blocks the training step cannot reuse.")
+        return
+    yield Vote("missing_no_grad", 0.5, f'Training fails right after an evaluation pass ("{said}"): an evaluation run without '
+               "torch.no_grad() keeps its last batch's graph alive through the outputs and loss that outlive its loop, on top of "
+               "the next training step. Wrap it in torch.no_grad() and drop its outputs.")
+    yield Vote("fragmentation", 0.3, "Or the evaluation's tensors of other shapes left cached blocks the training step cannot reuse.")
+    yield Vote("framework_bug", -0.35, "What the training loop frees says nothing of the evaluation code that runs between its epochs.")
+
+
+_AFTER_EVAL_STEP = re.compile(r"\b(?:first|next|following) (?:training )?(?:step|batch|iteration|backward)|\b(?:after|once|following) (?:the |an |each |every )?"
+                              r"(?:test(?:ing|s)?|eval\w*|validat\w*)", re.IGNORECASE)
+
+
+@rule
+def memory_held_after_a_phase(data: RuleInput) -> Iterator[Vote]:
+    """Memory an evaluation or generation used that is still held once it is over is held by a
+    reference that outlives it (outputs cached for an epoch-end hook, a list of predictions, a
+    metric's state): activations kept for a backward that never comes go with their outputs."""
+    signals = data.signals
+    if signals.held_after_phase:
+        said = signals.evidence["held_after_phase"]
+        yield Vote("reference_leak", 0.6, f'The memory outlives the phase that used it ("{said}"): something keeps its '
+                   "results (outputs returned to a hook, predictions in a list, a metric's state); keep only what is "
+                   "needed, detached and on the CPU, and drop it when the phase ends.")
+        yield Vote("fragmentation", 0.15, "Or the cached blocks it left are the wrong sizes for the next phase's tensors.")
+        yield Vote("missing_no_grad", -0.25, "Activations kept without no_grad are freed with their outputs when the "
+                   "phase ends; memory that stays is held by a reference.")
+
+
+@rule
+def leak_in_one_library_part(data: RuleInput) -> Iterator[Vote]:
+    """A leak pinned to one component of a library, where its equivalents (other metrics, the same
+    computation written by hand) hold no memory, is that library's bug."""
+    signals = data.signals
+    if signals.library_part_isolated and (signals.growth or signals.reserved_grows):
+        yield Vote("framework_bug", 0.6, f'The growth is pinned to one library component ("{signals.evidence["library_part_isolated"]}") '
+                   "while its equivalents stay flat: that component keeps memory it should free; upgrade it or use the "
+                   "functional / hand-written form.")
+        for cause in ("graph_retained", "missing_no_grad"):
+            yield Vote(cause, -0.3, "The script's own tensors and graphs are the same with and without that component.")
+
+
+@rule
+def models_built_in_a_loop(data: RuleInput) -> Iterator[Vote]:
+    """Models built one after another in one process keep what each one allocated unless it is
+    freed: Keras and TensorFlow hold every model's variables and graph in the global session until
+    clear_session(); in PyTorch a reference left to an old model (a list of results, the optimizer, a
+    closure) keeps its weights."""
+    signals = data.signals
+    if not signals.models_in_a_loop:
+        return
+    keras = data.framework == "tensorflow" or re.search(r"\bkeras\b|tensorflow|\btf\.", data.context.note or "", re.IGNORECASE)
+    how = "K.clear_session() (and del model, gc.collect()) after each one" if keras else \
+        "del model and its optimizer, gc.collect() and torch.cuda.empty_cache() after each one"
+    yield Vote("reference_leak", 0.6, f'Models are built one after another in one process ("{signals.evidence["models_in_a_loop"]}"): '
+               f"what each one allocated stays unless it is freed; call {how}, or run each in its own process.")
+    yield Vote("framework_bug", -0.2, "Models that are never freed are the script's to free, whatever the framework keeps.")
+
+
+@rule
+def recurrent_state_carried_over(data: RuleInput) -> Iterator[Vote]:
+    """An RNN's hidden state handed from one batch to the next keeps the previous batch's graph
+    attached: every backward reaches back through all earlier batches and none of them is freed.
+    Truncated backpropagation detaches it at each batch (h = h.detach())."""
+    signals = data.signals
+    if not signals.state_carried or signals.phase in ("evaluation", "generation", "loading"):
+        return
+    yield Vote("graph_retained", 0.65, f'The recurrent state is carried from batch to batch ("{signals.evidence["state_carried"]}"): '
+               "without .detach() it chains every batch's graph to the next, so memory grows with each one. Detach it at "
+               "each batch (truncated BPTT).")
+    yield Vote("reference_leak", -0.2, "What grows is the autograd graph behind the carried state, not a container of tensors.")
+
+
+@rule
 def memory_growth(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     error = data.context.error
@@ -82,6 +193,8 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
         return
     if (error and error.backend in ("host", "cpu")) or signals.host_ram:
         return  # host RAM that grows is the data pipeline's (rules host_memory*), not the GPU's
+    if signals.colocated and signals.serving_engine and not signals.rl_method_only:
+        return  # a trainer taking turns with an inference engine: the phases' hand-over (rule trainer_beside_an_inference_engine)
     said = signals.evidence["growth"]
     library = _LIBRARY_CUDA_MALLOC.search(error.raw_message) if error else None
     if library:
@@ -96,6 +209,12 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "an extension or a library); try another version.")
         yield Vote("graph_retained", -0.2, "The script's own references are dropped each iteration.")
         yield Vote("reference_leak", -0.2, "The script's own references are dropped each iteration.")
+    if signals.unmodified_recipe:
+        yield Vote("framework_bug", 0.6, f'Memory grew ("{said}") in a library\'s own recipe, run as published '
+                   f'("{signals.evidence["unmodified_recipe"]}"): no code of the user\'s keeps anything, so the library '
+                   "(or a model it ships) leaks; look for its fix in a newer release or its issue tracker.")
+        yield Vote("graph_retained", -0.2, "No loop of the user's accumulates losses here.")
+        yield Vote("reference_leak", -0.15, "No code of the user's keeps tensors here.")
     if signals.phase == "generation":
         yield Vote("kv_cache_or_generation", 0.6, f'Memory grew while generating ("{said}"): the KV cache grows with every '
                    "generated token, times the number of sequences sampled at once.")
@@ -125,6 +244,27 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def keras_calls_in_a_loop(data: RuleInput) -> Iterator[Vote]:
+    """Keras' predict/fit/evaluate build (TF1: add to the graph; TF2: trace a new function for) their
+    step on each call; called from a Python loop, what each call leaves behind accumulates until the
+    device is full, however small the batch. A framework behaviour, not the user's tensors."""
+    signals = data.signals
+    if not signals.keras_call_in_loop or data.framework not in ("tensorflow", "unknown"):
+        return
+    if data.framework == "unknown" and not _KERAS_SAID.search(data.context.note or ""):
+        return
+    said = signals.evidence["keras_call_in_loop"]
+    call = re.search(r"predict_on_batch|train_on_batch|predict_generator|fit_generator|predict|fit|evaluate", said, re.IGNORECASE)
+    yield Vote("framework_bug", 0.6 if signals.growth else 0.45,
+               f'Keras\' {call.group(0) if call else "predict"}() is called from a loop ("{said}"): each call builds or retraces its step function '
+               "and what it leaves behind accumulates. Call the model directly (model(x, training=False)) or "
+               "predict_on_batch inside loops, clear_session() between models, or use a TensorFlow release that fixed the leak.")
+
+
+_KERAS_SAID = re.compile(r"\bkeras\b|tensorflow|\btf\.", re.IGNORECASE)
+
+
+@rule
 def loading(data: RuleInput) -> Iterator[Vote]:
     signals, n = data.signals, data.numbers
     if signals.phase != "loading":
@@ -136,6 +276,8 @@ def loading(data: RuleInput) -> Iterator[Vote]:
                                              "torch.load"))
     frames = " ".join((frame.code or "") + (frame.function or "") for frame in (data.context.stack.frames if data.context.stack else []))
     resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
+    # The model already trained in this process sits on the GPU while its checkpoint is read back.
+    resuming = resuming or signals.reload_in_process
     if resuming:
         yield Vote("checkpoint_loading", 0.75, f"It failed while restoring saved tensors ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
@@ -180,11 +322,28 @@ def data_loading(data: RuleInput) -> Iterator[Vote]:
     signals, error = data.signals, data.context.error
     if signals.phase != "data_loading" or (error and error.backend == "host"):
         return  # host kills have their own rule
-    on_device = error is not None and error.backend in ("cuda", "hip", "xpu", "mps", "tpu")
+    on_device = error is not None and error.backend in ("cuda", "hip", "xpu", "mps", "vulkan", "tpu")
+    if "pin" in (signals.phase_source or "").lower() or "pin memory thread" in (error.raw_message if error else "").lower():
+        # pin_memory() asks the driver for page-locked host memory (cudaHostAlloc), which reports a
+        # CUDA "out of memory" when the host's pinnable memory runs out, with the GPU half empty.
+        yield Vote("dataloader_or_host", 0.75, f"It failed while pinning a batch ({signals.phase_source}): pinned memory is "
+                   "page-locked host RAM, capped well below the RAM (tightly under WSL); set pin_memory=False or prefetch fewer batches.")
+        return
     yield Vote("dataloader_or_host", 0.35 if on_device else 0.7, f"It failed in the data pipeline ({signals.phase_source}): "
                "worker processes, pinned (page-locked) buffers and prefetched batches live in host RAM.")
     if on_device:
         yield Vote("input_size_too_large", 0.3, "A batch moved to the device while loading is as large as its inputs.")
+
+
+@rule
+def pinned_memory_under_wsl(data: RuleInput) -> Iterator[Vote]:
+    """Under WSL the CUDA driver caps page-locked (pinned) host memory far below the RAM, and a
+    DataLoader with pinned, prefetched batches across workers needs a lot of it; its failure is
+    reported as a CUDA out-of-memory error."""
+    signals = data.signals
+    if signals.wsl and signals.loader_settings and signals.phase != "data_loading":
+        yield Vote("dataloader_or_host", 0.55, f'The DataLoader pins and prefetches batches ("{signals.evidence["loader_settings"]}") '
+                   "under WSL, where pinnable host memory is capped: set pin_memory=False or lower prefetch_factor / num_workers.")
 
 
 LARGE_FOR_ONE_DEVICE = 16 * 1024**3  # a V100-16GB, a TPU v3 core: the common single-device sizes
@@ -228,6 +387,8 @@ def diffusion_training(data: RuleInput) -> Iterator[Vote]:
 @rule
 def generation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
+    if "diffusion" in signals.domains and signals.while_building and not signals.attention_said:
+        return  # it failed while the pipeline was being built: no denoising step had run yet
     if "diffusion" in signals.domains and signals.phase in ("generation", "evaluation", "unknown"):
         yield Vote("attention_quadratic", 0.55, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
@@ -274,10 +435,84 @@ def kept_across_steps(data: RuleInput) -> Iterator[Vote]:
         yield Vote("graph_retained", 0.7, f'The note describes a loss kept across steps ("{signals.evidence["loss_kept"]}"): '
                    "a loss tensor summed or stored without .item() (or retain_graph=True) keeps each step's graph and activations.")
     if signals.outputs_kept:
-        yield Vote("reference_leak", 0.65, f'The note describes outputs kept across steps ("{signals.evidence["outputs_kept"]}"): '
-                   "tensors held in a container stay on the GPU; move them off with .detach().cpu() or keep only what you need.")
-        if signals.phase in ("training", "unknown") and not signals.no_grad_already:
+        yield Vote("reference_leak", 0.4 if signals.kept_with_graph else 0.65, f'The note describes outputs kept across steps '
+                   f'("{signals.evidence["outputs_kept"]}"): tensors held in a container stay on the GPU; move them off with '
+                   ".detach().cpu() or keep only what you need.")
+        if signals.kept_with_graph:
+            yield Vote("graph_retained", 0.6, f'The kept tensors still carry their graph ("{signals.evidence["kept_with_graph"]}"): '
+                       "each one holds its whole forward pass; keep `.detach()`ed copies.")
+        elif signals.phase in ("training", "unknown") and not signals.no_grad_already:
             yield Vote("graph_retained", 0.3, "Kept outputs that still require grad hold their graphs as well.")
+
+
+@rule
+def peak_at_the_start_then_lower(data: RuleInput) -> Iterator[Vote]:
+    """A run whose memory is far higher in its first iterations than once it settles: an autotuner
+    trying algorithms with their workspaces (cudnn.benchmark on each new input shape, compiler
+    autotuning), which a steady-state step never needs again."""
+    signals = data.signals
+    if signals.start_peak_then_lower:
+        yield Vote("cudnn_or_workspace", 0.65, f'Memory peaks at the start and settles lower ("{signals.evidence["start_peak_then_lower"]}"): '
+                   "cudnn.benchmark tries every convolution algorithm with its workspace on the first iterations of each input "
+                   "shape; set torch.backends.cudnn.benchmark = False (or cap the workspace) to keep that peak away.")
+        for cause in ("graph_retained", "reference_leak"):
+            yield Vote(cause, -0.3, "Memory that goes down again is not kept from step to step.")
+        yield Vote("batch_too_large", -0.3, "The settled steps leave room: what does not fit is the start's peak, not the batch's activations.")
+
+
+@rule
+def memory_scales_with_the_inputs_processed(data: RuleInput) -> Iterator[Vote]:
+    """Memory that a batch size does not bound but the number of inputs in one call does (a
+    million records fit, ten million do not): each batch's results stay on the device until the
+    call returns (embeddings kept as GPU tensors, predictions appended)."""
+    signals = data.signals
+    if signals.dataset_size_matters and signals.phase not in ("training", "optimizer_setup", "loading"):
+        yield Vote("reference_leak", 0.6, f'How many inputs one call gets decides whether it fits ("{signals.evidence["dataset_size_matters"]}"): '
+                   "every batch's results stay on the GPU until the end; move them to the CPU per batch or process the inputs in chunks.")
+
+
+@rule
+def automatic_batch_size(data: RuleInput) -> Iterator[Vote]:
+    """A batch size found automatically is measured once, on the inputs that came first (an earlier
+    task, shorter sequences) and then reused: longer inputs later, or another task in the same
+    process, ask for more than the measurement allowed."""
+    signals, n = data.signals, data.numbers
+    if not signals.auto_batch:
+        return
+    larger_than_card = bool(n.requested and n.capacity and n.requested > n.capacity)
+    if signals.repeated_calls or larger_than_card:
+        yield Vote("framework_bug", 0.5, f'The batch size was found automatically ("{signals.evidence["auto_batch"]}") and '
+                   "reused for inputs it was not measured on (another task in the same process, longer sequences): "
+                   "detect it again per task, or set it by hand.")
+        yield Vote("batch_too_large", 0.35, "The reused batch is too large for the longer inputs.")
+    elif not signals.immediate:
+        # The finder measured a few steps of one shape; the run then went further than it looked
+        # (evaluation, later epochs, larger inputs) and needed what the estimate left out.
+        yield Vote("framework_bug", 0.6, f'The batch size was chosen automatically ("{signals.evidence["auto_batch"]}") '
+                   "and the run failed after it had started: the finder's estimate left out what the later steps need "
+                   "(evaluation, augmentation, larger inputs); set the batch by hand below its pick, or update the library.")
+        yield Vote("batch_too_large", 0.3, "The chosen batch leaves no headroom for the later steps.")
+
+
+@rule
+def second_round_fails(data: RuleInput) -> Iterator[Vote]:
+    """The first batch runs and the second fails: outside training what the first left behind (its
+    outputs, hidden states kept in a variable or a list) is still referenced when the second needs
+    the same room. In training the first optimizer step's state is the other candidate."""
+    signals = data.signals
+    if not signals.second_round_fails or signals.phase in ("training", "optimizer_setup", "loading", "data_loading"):
+        return
+    said = signals.evidence["second_round_fails"]
+    graphs_kept = signals.phase in ("evaluation", "generation") and not signals.no_grad_already
+    yield Vote("reference_leak", 0.3 if graphs_kept else 0.5, f'It fails once one batch has run ("{said}"): the first batch\'s '
+               "results are still referenced (a variable, a list, outputs with hidden states) when the next one runs; drop "
+               "them (`del outputs`) or keep only what is needed on the CPU.")
+    if graphs_kept:
+        yield Vote("missing_no_grad", 0.3, "Without no_grad the results that outlive their batch keep its whole graph "
+                   "and activations with them.")
+    if signals.phase == "unknown":
+        yield Vote("optimizer_state", 0.2, "In training, the first optimizer step creates the optimizer's state, "
+                   "which the second step then has to fit beside.")
 
 
 @rule

@@ -11,14 +11,22 @@ from typing import Iterator
 from ..signals import meaningful_frames
 from . import RuleInput, Vote, rule
 
+# The whole module moved onto the device at once (a wrapper's set-up or the user's own `.to`): the
+# request is the weights themselves, before any activation or optimizer state exists.
+_WHOLE_MODEL_MOVE_PATTERN = (r"\b(?:self\.)?(?:module|model|net|network)\.(?:to\((?:self\.)?(?:device|local_rank|rank|['\"]cuda)|cuda\()|"
+                             r"_configure_distributed_model\b")
 # (cause, weight, pattern over "function code filename" of a frame, what it means)
 _SITES: list[tuple[str, float, str, str]] = [
     ("optimizer_state", 0.6, r"exp_avg(?:_sq)?|_init_group|\bstate\[['\"](?:exp_avg|momentum_buffer)|fused_adam|_multi_tensor_adam|"
                              r"zeros_like\(p|optim/\w+\.py|optimizer\.step\(|_init_optimizer_states|init_fn.*(?:adam|opt)",
      "the optimizer creating or updating its per-parameter state (Adam: two fp32 tensors per parameter)"),
     ("large_logits", 0.65, r"log_softmax|cross_entropy|CrossEntropyLoss|\blm_head\b|compute_logits|_get_logits|logits_processor|"
-                           r"gather_logits|logprob|\blogits\s*=|\.logits\b|nll_loss",
+                           r"gather_logits|logprob|\blogits\s*=(?!\s*(?:self\.)?\w*(?:model|net|module|encoder|backbone)\w*\()|\.logits\b|nll_loss",
      "the output layer: logits over the vocabulary (batch x tokens x vocabulary, in fp32 for the loss)"),
+    # Mixed-precision wrappers hand the model's outputs back in fp32 (accelerate's
+    # convert_outputs_to_fp32): for a language model that output is the logits, doubled in size.
+    ("large_logits", 0.65, r"_convert_to_fp32|convert_outputs_to_fp32|ConvertOutputsToFp32|upcast_logits|logits\.float\(\)",
+     "the model's outputs (a language model's logits, batch x tokens x vocabulary) converted to fp32"),
     ("attention_quadratic", 0.55, r"\bsoftmax\b.*(?:attn|attention|scores?|qk)|(?:attn|attention)_(?:weights|scores|probs)|"
                                   r"baddbmm|_attn\(|self_attn|Attention\.forward|attention\.py|scores\s*=.*matmul",
      "attention scores: a sequence x sequence matrix per head"),
@@ -37,11 +45,19 @@ _SITES: list[tuple[str, float, str, str]] = [
     ("model_too_large", 0.6, r"global_variables_initializer|variables_initializer|initialize_all_variables|"
                              r"\b(?:model|module|net|network)\.init\(",
      "creating the model's variables (TensorFlow's variable initializer, Flax's `init`): the weights themselves"),
+    ("model_too_large", 0.5, _WHOLE_MODEL_MOVE_PATTERN, "moving the whole model onto the GPU: the weights themselves"),
+    # A detector's label assignment: IoU of every anchor or proposal with every ground-truth box,
+    # anchors x boxes, which grows with the boxes in one image (mmdetection moves it to the CPU past
+    # gpu_assign_thr boxes).
+    ("input_size_too_large", 0.55, r"bbox_overlaps|box_iou|\bassigners?/|max_iou_assigner|\bassign\(|iou_calculator|"
+                                   r"pairwise_iou|generalized_box_iou",
+     "a detector's label assignment: the IoU of every anchor with every ground-truth box in the image"),
     ("checkpoint_loading", 0.55, r"torch\.load\(|load_state_dict\(|_load_from_state_dict|safe_open|load_checkpoint|"
                                  r"from_pretrained\(|\brestore_\w+\(|torch/serialization\.py|restore_location|_cuda_deserialize|"
                                  r"persistent_load",
      "loading saved weights or optimizer state"),
 ]
+WHOLE_MODEL_MOVE = re.compile(_WHOLE_MODEL_MOVE_PATTERN)
 _FUSED_ATTENTION = re.compile(r"scaled_dot_product_attention|flash_attn|memory_efficient_attention|xformers")
 _PAIRWISE = re.compile(r"zeros\(\s*\(\s*(\w+)\s*,\s*\1\s*\)|ones\(\s*\(\s*(\w+)\s*,\s*\2\s*\)|empty\(\s*\(\s*(\w+)\s*,\s*\3\s*\)|"
                        r"\bcdist\(|\bpdist\(|@\s*\w+\.T\b|\bouter\(|\[:, *None\].*\[None")
@@ -74,6 +90,9 @@ def allocation_site(data: RuleInput) -> Iterator[Vote]:
         if depth == 0 and frame.is_user and frame.code and _PAIRWISE.search(frame.code):
             yield Vote("input_size_too_large", 0.6, f"`{shown}` builds a pairwise (N x N) matrix: its size is the "
                        "square of the input's.")
+        if depth == 0 and WHOLE_MODEL_MOVE.search(text):
+            yield Vote("optimizer_state", -0.5, f"The failing line moves the model itself (`{shown}`): no optimizer state "
+                       "exists yet, whatever set-up call it runs under.")
         for cause, weight, pattern, meaning in _SITES:
             if cause in seen or not re.search(pattern, text):
                 continue

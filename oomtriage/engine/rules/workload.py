@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from math import prod
 from typing import Iterator
 
@@ -20,6 +21,8 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     training = signals.full_finetune or signals.phase in ("training", "optimizer_setup")
     if not training or signals.lora or signals.frozen:
         return  # adapters or a frozen backbone: most weights need no gradients or moments, and the count says not how many
+    if signals.saving:
+        return  # it trained with these states and failed when saving (rule gathered_for_saving)
     gpus = max(1, signals.gpu_count or 1)
     if signals.offload:
         # The optimizer's moments and fp32 master weights live in host memory: the GPU keeps bf16
@@ -79,11 +82,24 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
     """fp32 weights that would fit in half precision, or weights that fill the device either way."""
     signals, capacity = data.signals, data.numbers.capacity
     params = signals.param_count
-    if not params or not capacity or signals.full_finetune or signals.phase in ("training", "optimizer_setup"):
+    if not (params or signals.measured_weights) or not capacity or signals.full_finetune or signals.phase in ("training", "optimizer_setup"):
         return
     if (signals.gpu_count or 1) > 1 and signals.splits_weights:
         # llama.cpp, device_map="auto" and tensor parallelism spread the weights over every GPU.
         capacity *= signals.gpu_count
+    elif (signals.gpu_count or 1) > 1 and signals.copy_per_device and params and \
+            (signals.weight_bytes or 2) * params < 0.8 * capacity * signals.gpu_count:
+        # Each GPU loads the whole model: one process per GPU, each with every weight (rule
+        # whole_model_on_every_gpu); the job's GPUs together would hold it.
+        return
+    if signals.measured_weights:
+        # The engine measured what it loaded: no estimate from a parameter count and a guessed dtype.
+        if signals.tool_memory_cap and signals.measured_weights <= capacity:
+            return  # the card holds them: a tool's own cap is the limit (rule a_tools_own_memory_cap)
+        if signals.measured_weights > 0.8 * capacity:
+            yield Vote("model_too_large", 0.85, f'The loaded weights take {format_size(signals.measured_weights)} '
+                       f'("{signals.evidence["measured_weights"]}") of {format_size(capacity)}.')
+        return
     if signals.weight_bytes is not None and signals.weight_bytes < 2:
         stored = signals.weight_bytes * params
         if stored > 0.8 * capacity:
@@ -93,21 +109,49 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
     fp32, half = 4 * params, 2 * params
     if signals.serving_engine and not half > 0.8 * capacity:
         return  # serving engines load half-precision weights by default: their KV cache is the variable part
-    if half > 0.8 * capacity:
+    if signals.tool_memory_cap and half <= capacity:
+        return  # the card holds the half-precision weights: a tool's own cap is the limit (rule a_tools_own_memory_cap)
+    if half > capacity:
+        # No setting of the allocator, the batch or the cache makes weights larger than the card fit.
+        yield Vote("model_too_large", 0.92, f"Even in fp16 the weights take {format_size(int(half))}, more than the "
+                   f"{format_size(capacity)} card: quantize, shard over GPUs, offload or use a smaller model.")
+    elif half > 0.8 * capacity:
         yield Vote("model_too_large", 0.8, f"Even in fp16 the weights take {format_size(int(half))} of {format_size(capacity)}.")
     elif fp32 > 0.9 * capacity and not signals.low_precision:
         yield Vote("full_precision", 0.75, f"In fp32 the weights take {format_size(int(fp32))} (more than the GPU's "
                    f"{format_size(capacity)}) but only {format_size(int(half))} in fp16/bf16, and no dtype was given: "
                    "many loaders default to fp32.")
         yield Vote("model_too_large", 0.35, "The model is large for this GPU.")
-    elif fp32 > 0.4 * capacity:
+    elif signals.low_precision and half > 0.4 * capacity:
+        yield Vote("model_too_large", 0.45, f"The weights take {format_size(int(half))} in half precision, "
+                   f"{half / capacity:.0%} of the GPU, leaving little for activations.")
+    elif fp32 > 0.4 * capacity and not signals.low_precision:
         yield Vote("model_too_large", 0.5, f"The weights take {format_size(int(fp32))} in fp32, "
                    f"{fp32 / capacity:.0%} of the GPU, leaving little for activations.")
-        if not signals.low_precision:
-            yield Vote("full_precision", 0.3, "Loading in fp16/bf16 would halve them.")
+        yield Vote("full_precision", 0.3, "Loading in fp16/bf16 would halve them.")
     allocated = data.numbers.allocated
     if allocated and fp32 * 0.9 <= allocated and half * 1.3 < allocated and not signals.low_precision and fp32 > 0.5 * capacity:
         yield Vote("full_precision", 0.3, f"{format_size(allocated)} allocated matches fp32 weights, not fp16.")
+
+
+@rule
+def language_model_inference_beyond_weights(data: RuleInput) -> Iterator[Vote]:
+    """A language model run without training keeps little besides its weights but the KV cache
+    (2 x layers x tokens x hidden per sequence; reference implementations preallocate it for the
+    largest batch and length they accept): live memory far beyond weights that fit is that cache."""
+    signals, n = data.signals, data.numbers
+    params = signals.param_count
+    if "llm" not in signals.domains or not params or not n.capacity or not n.allocated:
+        return
+    if signals.full_finetune or signals.phase in ("training", "optimizer_setup", "loading") or signals.serving_engine:
+        return
+    weights = (signals.weight_bytes or (2 if signals.low_precision else 4)) * params
+    beyond = n.allocated - weights
+    if weights < 0.75 * n.capacity and beyond > 0.2 * n.capacity:
+        yield Vote("kv_cache_or_generation", 0.55, f"{format_size(int(n.allocated))} is live but the weights take about "
+                   f"{format_size(int(weights))}: the other {format_size(int(beyond))} of a language model that is not "
+                   "training is its KV cache (sized by the batch and maximum length it was set up for: lower max_batch_size / "
+                   "max_seq_len).")
 
 
 @rule
@@ -151,6 +195,14 @@ def broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[in
     return tuple(reversed(result))
 
 
+def pairwise_idiom(first: tuple[int, ...], second: tuple[int, ...]) -> bool:
+    """Shapes of equal rank sharing a last (feature) dimension, each with 1 exactly where the other
+    has a size: ``x[None, :, :]`` against ``y[:, None, :]``."""
+    if len(first) != len(second) or len(first) < 3 or first[-1] != second[-1] or first[-1] == 1:
+        return False
+    return all((a == 1) != (b == 1) for a, b in zip(first[:-1], second[:-1]))
+
+
 @rule
 def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
     """Elementwise ops align trailing dimensions: (N, 1) with (N,) or (N, 1, 1) with (N, 1) gives an
@@ -164,6 +216,13 @@ def broadcasting_blowup(data: RuleInput) -> Iterator[Vote]:
                 continue
             biggest = max(prod(first), prod(second))
             size = 4 * prod(result)
+            if prod(result) >= 100 * biggest and size > 1024**3 and pairwise_idiom(first, second):
+                # (1, N, D) with (M, 1, D): the written idiom for all pairs of two sets of D-vectors,
+                # so the N x M x D tensor is what the op means; its size is the inputs' product.
+                yield Vote("input_size_too_large", 0.45, f"Broadcasting {first} with {second} builds all pairs, a "
+                           f"{result} tensor ({format_size(size)} in fp32): a pairwise op whose memory is the product of "
+                           "the two sets' sizes; compute it in chunks of rows or with a matrix product (torch.cdist, x @ y.T).")
+                return
             if prod(result) >= 100 * biggest and size > 1024**3:
                 yield Vote("other", 0.9, f"Broadcasting {first} with {second} gives a {result} tensor "
                            f"({format_size(size)} in fp32): the trailing dimensions align, so the op builds an outer "
@@ -215,6 +274,218 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
     if signals.vocab_size and signals.vocab_size >= 50_000:
         yield Vote("large_logits", 0.85 if signals.vocab_size >= 1_000_000 else 0.6,
                    f"The vocabulary has ~{signals.vocab_size:,} entries: logits are batch x tokens x vocabulary.")
+    elif signals.large_vocab_said and not signals.logits_said and not (signals.vocab_size and signals.vocab_size < 50_000):
+        yield Vote("large_logits", 0.6, f'The note says the output is large ("{signals.evidence["large_vocab_said"]}"): '
+                   "logits are batch x tokens x vocabulary, the largest tensor of the step.")
+
+
+@rule
+def the_number_of_classes(data: RuleInput) -> Iterator[Vote]:
+    """A run that fits with fewer classes and fails with many: what grows is everything sized by the
+    class count (the classifier or its proxies, the logits, a loss's class x class matrices)."""
+    signals = data.signals
+    if signals.classes_matter:
+        yield Vote("large_logits", 0.6, f'The failure follows the number of classes ("{signals.evidence["classes_matter"]}"): the '
+                   "output layer, the logits and any class x class terms of the loss grow with it; shrink what scales with "
+                   "the classes (fewer proxies or centers per class, a smaller embedding, a sampled or chunked softmax).")
+        yield Vote("batch_too_large", -0.2, "The batch did not change between the run that fit and the one that failed.")
+
+
+@rule
+def many_boxes_in_one_image(data: RuleInput) -> Iterator[Vote]:
+    """Detectors match every anchor or proposal against every ground-truth box of an image: with
+    hundreds of boxes those IoU matrices and the per-box targets dominate a training step."""
+    if data.signals.many_boxes:
+        yield Vote("input_size_too_large", 0.55, f'The images hold many ground-truth boxes ("{data.signals.evidence["many_boxes"]}"): '
+                   "label assignment builds anchors x boxes matrices per image; assign on the CPU past a box count "
+                   "(mmdetection's gpu_assign_thr) or cap the boxes per image.")
+
+
+@rule
+def a_self_attention_vision_model(data: RuleInput) -> Iterator[Vote]:
+    """A model built from self-attention (stand-alone self-attention, attention-based vision models)
+    computes scores over every pair of positions: one request this large is that score matrix."""
+    signals, n = data.signals, data.numbers
+    if signals.attention_model_named and n.requested and n.capacity and n.requested > 0.2 * n.capacity:
+        yield Vote("attention_quadratic", 0.55, f"A self-attention model asked for {format_size(n.requested)} in one piece "
+                   f"({n.requested / n.capacity:.0%} of the device): the attention scores over all position pairs, which grow "
+                   "with the square of the positions; use a memory-efficient attention kernel or smaller inputs.")
+
+
+@rule
+def small_model_large_vocabulary(data: RuleInput) -> Iterator[Vote]:
+    """A small language model (up to ~2B parameters) of a large-vocabulary family (Qwen, Llama 3,
+    Gemma: 128k-262k tokens): per token its logits (one fp32 score per vocabulary entry, kept with the
+    softmax for the loss) rival all its layers' activations, so training and scoring run out on them."""
+    signals = data.signals
+    vocab, params = signals.family_vocab, signals.param_count
+    if signals.vocab_size or not vocab or not params or params > 2e9 or signals.serving_engine:
+        return
+    if signals.phase not in ("training", "evaluation"):
+        return
+    yield Vote("large_logits", 0.4, f'{signals.evidence["family_vocab"]} has a ~{vocab:,}-token vocabulary: at {params / 1e9:g}B '
+               "parameters its logits (batch x tokens x vocabulary, fp32 for the loss) rival all the layers' activations per token; "
+               "compute the loss in chunks or with a fused linear cross-entropy, and drop the tokens that carry no label.")
+
+
+@rule
+def embedding_tables(data: RuleInput) -> Iterator[Vote]:
+    """Recommenders and graph embeddings keep one row per user, item or entity: with millions of
+    rows the tables are the model (rows x dimension x 4 B, and Adam's two moments on top in training),
+    whatever the batch. Shard them, keep them on the host with a GPU cache, or hash them smaller."""
+    signals = data.signals
+    rows = signals.embedding_rows
+    if not rows or signals.phase in ("generation", "data_loading"):
+        return
+    yield Vote("model_too_large", 0.5, f"Embedding tables for ~{rows:,} rows: at d dimensions they hold rows x d x 4 bytes "
+               "(x4 with Adam's moments in training), which is the model itself; shard the tables, keep them in host memory "
+               "with a GPU cache, or hash the ids into fewer rows.")
+
+
+@rule
+def attention_free_models(data: RuleInput) -> Iterator[Vote]:
+    """State-space models (Mamba, RWKV, Hyena) replace attention with a scan whose memory grows
+    linearly with the length: there is no score matrix to blame, the length itself is the lever."""
+    signals = data.signals
+    if signals.attention_free:
+        yield Vote("attention_quadratic", -0.35, f'"{signals.evidence["attention_free"]}" has no (or few) attention layers: '
+                   "no sequence x sequence score matrix to materialise.")
+        if signals.long_input or (signals.seq_len or 0) >= 8192:
+            yield Vote("input_size_too_large", 0.35, "Its scan's activations and states still grow linearly with the length.")
+
+
+@rule
+def policy_beside_a_reference_model(data: RuleInput) -> Iterator[Vote]:
+    """Preference and RL fine-tuning (DPO, PPO, KTO) keeps a frozen copy of the model as its reference
+    beside the one it trains: twice the weights of supervised fine-tuning, which is why a run whose
+    SFT fitted fails at this stage. A LoRA policy can serve as its own reference (adapter off)."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if not signals.reference_model_method or signals.lora or signals.phase not in ("training", "unknown", "optimizer_setup"):
+        return
+    if signals.colocated and signals.serving_engine:
+        return  # the rollout engine beside the trainer is the story there (rule trainer_beside_an_inference_engine)
+    params = signals.param_count
+    if params and capacity and 2 * (signals.weight_bytes or 2) * params < 0.3 * capacity:
+        return  # two copies of these weights take little of this card
+    yield Vote("model_too_large", 0.45, f'"{signals.evidence["reference_model_method"]}" trains the model beside a frozen '
+               "reference copy: two sets of weights where supervised fine-tuning had one. Train LoRA adapters (the base with "
+               "adapters off is the reference), precompute the reference log-probs, or shard both models (ZeRO-3).")
+
+
+@rule
+def merged_into_full_weights(data: RuleInput) -> Iterator[Vote]:
+    """Merging LoRA adapters into the base model (or saving it merged in 16 bits) dequantizes every
+    weight: the model that trained in 4 bits is materialised at 2 B per parameter, on the device it
+    sits on, whatever the batch was during training."""
+    signals = data.signals
+    if not signals.merge_to_full_weights or signals.host_only:
+        return  # host memory filling is the host rule's story
+    yield Vote("model_too_large", 0.55, f'"{signals.evidence["merge_to_full_weights"]}" writes every weight out in full '
+               "precision (16 bits for a 4-bit model: four times its size): merge on the CPU (device_map='cpu', "
+               "low_cpu_mem_usage), shard by shard, or keep the adapters separate and load them at inference.")
+
+
+@rule
+def diffusion_vae_decode(data: RuleInput) -> Iterator[Vote]:
+    """The VAE decode is a diffusion pipeline's last step: the latents become full-resolution pixels
+    while the text encoders and the denoiser, done with, still sit on the GPU. Offloading finished
+    components (enable_model_cpu_offload) frees their weights; tiled or sliced decoding bounds the
+    decoder's activations."""
+    signals = data.signals
+    note = data.context.note or ""
+    decode = re.search(r"\bvae[ _.-]?decod\w*|\bdecod\w* (?:the )?latents\b|\bdecode_latents\b", note, re.IGNORECASE)
+    if not decode or signals.phase in ("training", "optimizer_setup") or signals.full_finetune or signals.lora:
+        return
+    n = data.numbers
+    if (n.requested and n.capacity and n.requested > 0.1 * n.capacity) or re.search(r"\btil(?:ed|ing|es?)\b", note, re.IGNORECASE):
+        return  # one large activation, or a decoder already tiled: the decode's own size is the story (rule large_inputs)
+    yield Vote("model_too_large", 0.45, f'It failed at the VAE decode ("{decode.group(0)}"), with every component of the pipeline still on '
+               "the GPU: offload the finished ones (enable_model_cpu_offload) or move the VAE decode to its own device.")
+    yield Vote("input_size_too_large", 0.3, "The decoder's activations are at full output resolution: vae tiling / slicing "
+               "(enable_vae_tiling) bounds them.")
+    yield Vote("attention_quadratic", -0.2, "The denoising steps, where the pipeline's attention runs, had already finished.")
+
+
+@rule
+def a_variant_of_an_implementation(data: RuleInput) -> Iterator[Vote]:
+    """The same inputs and model fit with the original implementation but not with a variant of it
+    (a fork, a "fast" or optimized version, a wrapper): the extra memory is the variant's."""
+    signals = data.signals
+    if not signals.original_fits:
+        return
+    yield Vote("framework_bug", 0.65, f'The original implementation fits the same work ("{signals.evidence["original_fits"]}"): '
+               "the variant that fails adds the memory (its caching, compiled kernels or batching); report it there, or use the original.")
+    for cause in ("input_size_too_large", "batch_too_large"):
+        yield Vote(cause, -0.25, "The same inputs and batch fit with the original implementation.")
+
+
+@rule
+def failed_while_constructing(data: RuleInput) -> Iterator[Vote]:
+    """An OOM raised inside a constructor, before any input ran: the object was placing its weights
+    (an inference engine's model, a module created on the GPU)."""
+    if data.signals.constructing:
+        yield Vote("model_too_large", 0.4, f'It failed while an object was being constructed ({data.signals.evidence["constructing"]}), '
+                   "before any input ran: the weights it places do not fit what is free. Use a smaller model or a lower-precision "
+                   "compute type, or free the GPU.")
+
+
+@rule
+def weights_said_to_fill_the_gpus(data: RuleInput) -> Iterator[Vote]:
+    """Placement that fills each GPU with weights up to its capacity (device_map="auto" without
+    max_memory) leaves nothing for the activations of even a short input."""
+    if data.signals.weights_fill_gpus:
+        yield Vote("model_too_large", 0.6, f'The weights fill the GPUs ("{data.signals.evidence["weights_fill_gpus"]}"): leave room '
+                   "for activations (max_memory per GPU below its capacity, more GPUs, or quantized weights).")
+
+
+@rule
+def a_tools_own_memory_cap(data: RuleInput) -> Iterator[Vote]:
+    """A tool that caps the GPU memory it will use (a fraction of the card, a per-GPU maximum in its
+    loader) can leave less than the model needs on a card that would hold it."""
+    signals = data.signals
+    if not signals.tool_memory_cap:
+        return
+    yield Vote("framework_bug", 0.6, f'The tool caps the memory it uses ("{signals.evidence["tool_memory_cap"]}"): its limit, not '
+               "the card, is what the model does not fit; raise the cap (or pass the tool's max-memory option per GPU).")
+    yield Vote("model_too_large", -0.2, "The card itself holds more than the cap lets the tool use.")
+
+
+@rule
+def offload_not_applied(data: RuleInput) -> Iterator[Vote]:
+    """With a pipeline's CPU offload on, weights go to the GPU one component at a time as each runs:
+    running out while the pipeline is still being built means something was placed on the GPU
+    regardless (a constructor that moves its encoders or VAE to the device, a flag the version
+    ignores), not that the run needs more memory than the card."""
+    signals = data.signals
+    if not signals.pipeline_offload or signals.phase in ("training", "optimizer_setup"):
+        return
+    if not (signals.while_building or signals.phase == "loading"):
+        return
+    yield Vote("framework_bug", 0.55, f'CPU offload was asked for ("{signals.evidence["pipeline_offload"]}"), yet memory ran out '
+               "while the model was being built: a component went to the GPU regardless. Check the version's handling of the "
+               "flag (upgrade), or move that component to the CPU yourself.")
+    yield Vote("model_too_large", 0.2, "Or a single component is larger than the card even alone.")
+
+
+@rule
+def failing_tensor_dimensions(data: RuleInput) -> Iterator[Vote]:
+    """The failing tensor's own shape (TensorFlow and XLA print it): a batch dimension of one cannot
+    be made smaller, and an image-like tensor with sides in the thousands is the resolution."""
+    error = data.context.error
+    shape = error.tensor_shape if error else None
+    if not shape or len(shape) < 3:
+        return
+    # NHWC or NCHW: the two largest of the three trailing dimensions are the sides of an image.
+    sides = sorted(shape[1:], reverse=True)[:2] if len(shape) == 4 else []
+    large_sides = bool(sides) and min(sides) >= 1000
+    if shape[0] == 1:
+        yield Vote("batch_too_large", -0.4, f"The failing tensor {shape} holds a batch of one: there is no smaller batch.")
+        if large_sides or max(shape[1:]) >= 8192:
+            yield Vote("input_size_too_large", 0.6, f"The failing tensor {shape} is one input, and it is large: its size "
+                       "is the input's resolution or length (downscale, tile or crop it).")
+    elif large_sides:
+        yield Vote("input_size_too_large", 0.45, f"The failing tensor {shape} has sides of {sides[1]:,} and {sides[0]:,}: "
+                   "activations of a full-resolution image.")
 
 
 @rule
@@ -233,6 +504,60 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
         yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
         for cause in ("missing_no_grad", "reference_leak", "graph_retained"):
             yield Vote(cause, 0.3, "Memory that a smaller batch cannot fix is memory kept from earlier batches.")
+        n = data.numbers
+        whole_device = bool(n.requested and n.capacity and n.requested >= 0.9 * n.capacity)
+        if not signals.growth and not whole_device and signals.phase not in ("training", "optimizer_setup", "loading"):
+            # Nothing grew and nothing trains: a single input is already too large for what is left.
+            yield Vote("input_size_too_large", 0.4, "Without growth, memory a smaller batch cannot fix is one input's own size "
+                       "(its length, resolution or number of prompts).")
+
+
+@rule
+def tiles_of_one_input(data: RuleInput) -> Iterator[Vote]:
+    """An input cut into fixed-size tiles (patches, windows) that go through the network together:
+    each tile's activations stay the same, the number of tiles grows with the input's area, so a
+    larger input is a larger batch."""
+    signals = data.signals
+    if signals.tiled_input and not signals.switch_no_effect:
+        yield Vote("batch_too_large", 0.55, f'The input is cut into tiles ("{signals.evidence["tiled_input"]}"): when they '
+                   "go through the network at once, a larger input is a larger batch of tiles; run them in mini-batches.")
+        yield Vote("input_size_too_large", -0.3, "Each tile has the same size whatever the input's, so the input's "
+                   "resolution is not what grows the activations.")
+
+
+@rule
+def pair_representation_models(data: RuleInput) -> Iterator[Vote]:
+    """Protein structure models (AlphaFold, ESMFold, OpenFold) keep an N x N pair representation and
+    run triangular attention over it: memory grows with the square, and attention with the cube, of
+    the residue count; low-memory attention and chunking are the levers before a larger card."""
+    signals = data.signals
+    if signals.pair_representation_model:
+        yield Vote("attention_quadratic", 0.55, f'A structure model with a pair representation ("{signals.evidence["pair_representation_model"]}"): '
+                   "its triangular attention grows with the cube of the length; enable its low-memory attention or chunking.")
+        yield Vote("input_size_too_large", 0.35, "The pair representation alone grows with the square of the residue count.")
+
+
+@rule
+def whole_graph_at_once(data: RuleInput) -> Iterator[Vote]:
+    """A graph network trained on the whole graph at once (full-batch, or one big graph that a
+    loader can only hand over whole): every layer's activations are nodes x features and the
+    messages edges x features, which no batch size divides."""
+    signals = data.signals
+    if signals.whole_graph:
+        yield Vote("input_size_too_large", 0.6, f'The whole graph goes through at once ("{signals.evidence["whole_graph"]}"): '
+                   "activations scale with its nodes and edges; sample neighbourhoods or clusters (NeighborLoader, "
+                   "ClusterGCN) or use sparse, memory-efficient aggregation.")
+        yield Vote("batch_too_large", -0.3, "A batch size does not bound one graph's nodes and edges.")
+
+
+@rule
+def batch_sized_in_another_unit(data: RuleInput) -> Iterator[Vote]:
+    """Speech and translation recipes size a batch by its total seconds of audio or tokens rather
+    than by a count of examples: that budget is the batch size."""
+    signals = data.signals
+    if signals.batch_budget and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.45, f'The batch is set by a total budget ("{signals.evidence["batch_budget"]}"): '
+                   "activations scale with it like with a batch size; lower it (and drop the longest examples if one alone is too large).")
 
 
 @rule
