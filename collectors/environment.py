@@ -26,8 +26,8 @@ _PATTERNS = {
     "tensorflow_version": [rf"TensorFlow version:?\s*{_VERSION}", rf"\btensorflow(?:-gpu)?(?:==|\s+){_VERSION}"],
     "jax_version": [rf"\bjax(?:==|\s+version[:\s]+|\s+){_VERSION}", rf"\bjaxlib(?:==|\s+){_VERSION}"],
     "cuda_version": [rf"CUDA used to build PyTorch:\s*{_VERSION}", rf"CUDA Version:\s*{_VERSION}",
-                     rf"\bcuda(?:toolkit)?[ =]+{_VERSION}", rf"\+cu(\d{{2,3}})\b"],
-    "cudnn_version": [rf"cuDNN version:\s*(\S+)", rf"cudnn(?:==|\s+version[:\s]+){_VERSION}"],
+                     rf"\bcuda(?:toolkit)?[ =]+{_VERSION}", r"\+cu(\d{2,3})\b"],
+    "cudnn_version": [r"cuDNN version:\s*(\S+)", rf"cudnn(?:==|\s+version[:\s]+){_VERSION}"],
     "driver_version": [rf"Driver Version:\s*{_VERSION}", rf"Nvidia driver version:\s*{_VERSION}"],
     "python_version": [rf"Python version:\s*{_VERSION}", r"\bPython (3\.\d+\.\d+)\b", r"/python(3\.\d+)/"],
 }
