@@ -2075,9 +2075,14 @@ def test_memory_held_until_the_epoch_ends_is_every_steps_results_kept():
 @pytest.mark.parametrize(("note", "isolated"), [("after bisecting, only the SSIM metric causes the growth", True),
                                                 ("I isolated the leak to nn.MultiheadAttention", True),
                                                 ("the same loss computed manually with torch.mean does not grow", True),
+                                                ("there is a memory leak in nn.Embedding, memory grows every batch", True),
+                                                ("tf.map_fn leaks on every call and the GPU fills up", True),
+                                                ("a memory leak in my training loop: memory grows every batch", False),
                                                 ("only after 3 epochs does it grow", False)])
 def test_a_leak_pinned_to_one_library_part_in_several_wordings(note, isolated):
     assert signals_of(note).library_part_isolated == isolated
+    if isolated and "memory leak" in note:
+        assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
 
 
 def test_a_leak_in_one_library_component_is_that_librarys_bug():
@@ -2332,6 +2337,23 @@ def test_memory_released_after_evaluation_is_not_held():
                                   "the first card is often in use by a colleague"])
 def test_a_gpu_in_use_by_someone_else_in_several_wordings(note):
     assert signals_of(note).other_process_hint
+
+
+@pytest.mark.parametrize("note", ["nvidia-smi shows 12 GB in use and no processes are listed",
+                                  "even when none of my jobs is running... even when no training process is running the card has 11 GB allocated",
+                                  "the first run works; after the process ended its GPU memory remains occupied and the next run fails",
+                                  "I killed the script but the VRAM stays allocated",
+                                  "memory is still in use after the job crashed"])
+def test_memory_held_with_no_process_of_the_users_running_is_another_process(note):
+    assert signals_of(note).other_process_hint
+    assert ids("", f"{note}; then it runs out of memory")[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["training finished epoch 1 and memory remains high during epoch 2",
+                                  "the run finished the first epoch, then memory still grows",
+                                  "nvidia-smi shows no other process"])
+def test_a_finished_epoch_or_a_denied_process_is_no_dead_process(note):
+    assert not signals_of(note).other_process_hint
 
 
 @pytest.mark.parametrize("note", ["Speech model on train-960: training works at batch 8, and after two epochs it runs out of memory in validation",
@@ -2811,6 +2833,20 @@ def test_a_script_that_runs_two_models_is_no_other_process():
 def test_a_recurrent_state_carried_across_batches_keeps_the_graph(note):
     assert signals_of(note).state_carried
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", ["each iteration starts from a clone of the previous iteration's output, and memory grows until OOM",
+                                  "training a video model, the output of the last frame is fed in as the next input; memory climbs every frame",
+                                  "I refine the estimate from the previous step in a loop during training and it runs out of memory after 30 steps"])
+def test_an_output_carried_into_the_next_iteration_keeps_the_graph(note):
+    assert signals_of(note).state_carried
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+def test_an_output_carried_in_evaluation_is_not_a_training_graph():
+    note = "during evaluation the previous frame's prediction is the next input"
+    assert signals_of(note).state_carried
+    assert "graph_retained" not in ids("RuntimeError: CUDA out of memory.", note)[:1]
 
 
 @pytest.mark.parametrize("note", ["in distributed apex amp training, torch.load(ckpt_f) without a device id goes out of memory",

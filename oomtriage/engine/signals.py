@@ -203,7 +203,7 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)|"
                   r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
-                  r"(?:held|used|taken|occupied|in use|busy) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
+                  r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
                   r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
@@ -213,6 +213,22 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   # "the server already hosts 7 models", "the GPU serves three other models"
                   r"\b(?:already |also )?(?:hosts?|hosting|serves?|serving) (?:\d+|several|many|other|more|two|three|four|five|six|seven|eight) "
                   r"(?:other )?models\b")
+# A process of the user's that has ended ("the job was killed", "I stopped the script").
+_PROCESS_GONE = (r"(?:(?:process|job|run|program|script|training|kernel|notebook)(?:es)? (?:has |had |have |is |was )?"
+                 r"(?:ended|exited|finished|terminated|(?:been |got )?killed|died|crashed|stopped|closed)"
+                 r"|\b(?:i|we) (?:killed|stopped|terminated|closed|interrupted|exited) (?:the |my |our )?(?:\w+ )?"
+                 r"(?:process|job|run|program|script|training|kernel|notebook)(?:es)?)"
+                 # "training finished its first epoch" is a phase of a run that goes on
+                 r"(?! (?:(?:the|its|my|a) )?(?:first |second |last |next |\d+\w* )?(?:epochs?|steps?|iterations?|batch(?:es)?|rounds?)\b| \d)")
+# Memory in use while nothing of the user's runs, or after the process that took it is gone: a
+# dead process's memory, or someone else's. Read apart from _OTHER_PROCESS because its own words
+# are negations ("no process is listed") that would deny it there.
+_ORPHANED_MEMORY = (r"\b(?:even )?(?:when|while|with|though|although) (?:there (?:is|are) )?no (?:\w+ )?(?:process(?:es)?|jobs?|programs?|scripts?|runs?|trainings?) "
+                    r"(?:is |are |was |were )?(?:running|listed|shown|active|alive)|"
+                    r"\bno (?:process(?:es)?|pids?) (?:is |are )?(?:listed|shown|visible)\b|"
+                    rf"\b{_PROCESS_GONE}[^.;]{{0,60}}?\b(?:memory|vram)\b[^.;]{{0,30}}?\b(?:remains?|remained|stays?|stayed|still|(?:is|was|are|were)n't released|not (?:released|freed))|"
+                    r"\b(?:memory|vram) (?:remains?|remained|stays?|stayed|is still|was still) (?:\w+ )?(?:occupied|allocated|in use|used|held|taken)\b"
+                    rf"[^.;]{{0,30}}?\b(?:after|though|when|once) (?:the |my |its )?(?:\w+ )?{_PROCESS_GONE}")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)s? )?(?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
@@ -462,7 +478,11 @@ _MERGE_TO_FULL_WEIGHTS = (r"\bmerge_and_unload\b|\bsave_pretrained_merged\b|\bme
 _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.;]{0,60}\b(?:from (?:each|one|every|the (?:previous|last)) "
                   r"(?:batch|step|iteration|chunk|segment|window)\w*|(?:in)?to the next|into the next|across (?:batches|steps|iterations|chunks)|"
                   r"between (?:batches|steps|iterations|chunks))|"
-                  r"\b(?:carr\w*|pass\w*|fe(?:e|)d\w*|reus\w*|kept|keep\w*)\b[^.;]{0,30}\b(?:hidden|cell|recurrent) states?\b[^.;]{0,40}\b(?:next|each|every|across|over)\b")
+                  r"\b(?:carr\w*|pass\w*|fe(?:e|)d\w*|reus\w*|kept|keep\w*)\b[^.;]{0,30}\b(?:hidden|cell|recurrent) states?\b[^.;]{0,40}\b(?:next|each|every|across|over)\b|"
+                  # Any tensor one iteration produced that the next starts from ("each step starts from a
+                  # clone of the previous step's output", "the prediction of the last frame is the next input").
+                  r"\b(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)(?:'s|s')? (?:\w+ )?(?:outputs?|results?|predictions?|tensors?|estimates?|latents?)\b|"
+                  r"\b(?:outputs?|results?|predictions?|estimates?|latents?) (?:tensors? )?(?:of|from) (?:the |each )?(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)\b")
 # The same work fits with the original implementation and fails with a variant of it (a fork, an
 # optimized or "fast" version, a wrapper): the variant adds the memory.
 _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
@@ -602,7 +622,10 @@ _STARTED_RECENTLY = (r"\b(?:(?:a|one|two|three|four|five|a few|few|couple of|\d+
 _STARTED_WORD = r"\b(?:started|begun|began|appeared|shows? up|showed up|suddenly|out of (?:the )?blue|all of a sudden)\b"
 # A leak pinned to one library component: that metric, layer or function grows memory, while its
 # equivalents (other metrics, the same computation written by hand) do not.
-_LIBRARY_PART_ISOLATED = (r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
+_LIBRARY_PART_ISOLATED = (# a leak the user locates in a library's own layer or function ("a leak in nn.Embedding", "tf.map_fn leaks")
+                          r"\bleak\w* (?:in|inside|from) (?:the )?(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|tfa|layers)\.)[\w.]+|"
+                          r"\b(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|layers)\.)[\w.]+(?:\(\))? (?:itself )?(?:leaks|is leaking|keeps leaking)\b|"
+                          r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
                           r"\bisolat\w* (?:it |the (?:leak|growth|problem|issue) )?to (?:the |a |one )?[\w.()]+|"
                           r"\b(?:narrow\w*|track\w*|trac\w*|pinn\w*|bisect\w*) (?:it |this |the (?:leak|growth|problem|issue) |(?:a |the )?(?:[\w-]+ )?(?:memory )?(?:leak|growth) )?down to\b|"
                           r"\b(?:the )?(?:other|plain|built-in|standard) (?:[\w/.-]+ ){1,4}(?:next to it |beside it |alongside )?(?:do not|don't|does not|doesn't|never) (?:grow|leak|increase)\b|"
@@ -717,6 +740,7 @@ class Signals:
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
+    orphaned_memory: bool = False  # memory in use with no process of the user's running, or after it ended
     cpu_mode: bool = False
     serving_engine: bool = False
     construction: bool = False
@@ -1419,7 +1443,7 @@ def read_signals(context: TriageContext) -> Signals:
     flags = {
         "growth": (_GROWTH, note), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
         "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (f"{_VERSION_CHANGE}|{_WORKED_BEFORE_NOW}", note),
-        "other_process_hint": (_OTHER_PROCESS, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
+        "other_process_hint": (_OTHER_PROCESS, note), "orphaned_memory": (_ORPHANED_MEMORY, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
         "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
@@ -1442,6 +1466,9 @@ def read_signals(context: TriageContext) -> Signals:
         if match:
             setattr(signals, name, True)
             signals.evidence[name] = match.group(0)
+    if signals.orphaned_memory and not signals.other_process_hint:
+        signals.other_process_hint = True  # a dead process's memory is memory another process holds
+        signals.evidence["other_process_hint"] = signals.evidence["orphaned_memory"]
     excerpt = context.excerpt.text if context.excerpt else ""
     measured = _search(_MEASURED_WEIGHTS, f"{message}\n{excerpt[-20000:]}")
     signals.measured_weights = _stated_size(measured)

@@ -172,17 +172,18 @@ def models_built_in_a_loop(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
-def recurrent_state_carried_over(data: RuleInput) -> Iterator[Vote]:
-    """An RNN's hidden state handed from one batch to the next keeps the previous batch's graph
-    attached: every backward reaches back through all earlier batches and none of them is freed.
-    Truncated backpropagation detaches it at each batch (h = h.detach())."""
+def state_carried_over(data: RuleInput) -> Iterator[Vote]:
+    """A tensor one iteration produced that the next one starts from (an RNN's hidden state, the
+    previous step's output or prediction) keeps that iteration's graph attached: every backward
+    reaches back through all earlier iterations and none of them is freed. Detaching it at each
+    iteration (h = h.detach(), truncated backpropagation) cuts the chain."""
     signals = data.signals
     if not signals.state_carried or signals.phase in ("evaluation", "generation", "loading"):
         return
-    yield Vote("graph_retained", 0.65, f'The recurrent state is carried from batch to batch ("{signals.evidence["state_carried"]}"): '
-               "without .detach() it chains every batch's graph to the next, so memory grows with each one. Detach it at "
-               "each batch (truncated BPTT).")
-    yield Vote("reference_leak", -0.2, "What grows is the autograd graph behind the carried state, not a container of tensors.")
+    yield Vote("graph_retained", 0.65, f'What one iteration produced is carried into the next ("{signals.evidence["state_carried"]}"): '
+               "without .detach() it chains every iteration's graph to the next, so memory grows with each one. Detach it at "
+               "each iteration (truncated backpropagation).")
+    yield Vote("reference_leak", -0.2, "What grows is the autograd graph behind the carried tensor, not a container of tensors.")
 
 
 @rule
