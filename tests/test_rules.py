@@ -423,6 +423,18 @@ def test_note_alone_that_says_the_run_died():
     assert report.suspected and report.causes
 
 
+@pytest.mark.parametrize("note", ["there is a memory leak in my inference loop", "GPU memory usage keeps increasing every epoch",
+                                  "the VRAM keeps climbing while I call predict in a loop", "this script leaks memory on every request"])
+def test_note_alone_that_says_memory_keeps_growing(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and not report.detected and report.causes
+
+
+def test_a_note_about_memory_that_stays_flat_is_nothing_to_rank():
+    report = analyze_inputs([], text="epoch 3 loss 0.41\n", note="memory stays at 3 GB the whole time and the loss goes down")
+    assert not report.suspected and not report.causes
+
+
 def test_nothing_to_rank():
     report = analyze_inputs([], text="epoch 3 loss 0.41\nepoch 4 loss 0.39\n")
     assert not report.suspected and not report.detected and not report.causes
@@ -2965,6 +2977,25 @@ def test_host_ram_said_with_an_aside_and_a_kill(note):
     signals = signals_of(note, text="")
     assert signals.host_ram
     assert ids("", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["rank 0 needs a lot of system memory and gets killed after several hours",
+                                  "the process is killed by the system after two hours of training",
+                                  "the preprocessing eats up all the host RAM, then it dies"])
+def test_host_ram_said_as_a_need_or_a_kill_by_the_system(note):
+    signals = signals_of(note, text="")
+    assert signals.host_ram and not signals.rank0_heavy
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize(("note", "card"), [("GPU 1 is busy with another job; my model only uses 1G on GPU 0", None),
+                                            ("it uses 10GB on GPU 0 and fails", None), ("a single 24G card", 24e9)])
+def test_an_amount_on_a_gpu_is_not_the_cards_size(note, card):
+    assert signals_of(note).note_gpu_capacity == card
+
+
+def test_a_numbered_gpu_that_is_busy_is_another_process():
+    assert signals_of("GPU 0 and 2 are idle while GPU 1 is busy").other_process_hint
 
 
 @pytest.mark.parametrize("note", ["tuning a CNN over a table of hyper-parameters in a set of loops, the GPU memory is never freed between models",

@@ -201,7 +201,7 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   # ("the second training step" is a step of this run)
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b"
                   r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)|"
-                  r"(?:gpu|card|device)s? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
+                  r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
                   r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
                   r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
@@ -275,6 +275,10 @@ _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|f
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
              r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|(?<![\d.])\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
              r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|"
+             r"\b(?:needs?|requires?|uses?|using|consum\w+|takes?|eats?) (?:up )?(?:a lot of|lots of|so much|too much|huge amounts of|more and more|most of|all) "
+             r"(?:the |my |its )?(?:system|host|cpu|main) (?:memory|ram)\b|"
+             # the kernel's OOM killer is what kills a process "by the system"
+             r"\bkilled by (?:the )?(?:system|os|operating system|kernel|linux)\b|"
              r"\b(?:near|at|hit\w*|reach\w*|over|above|exceed\w*|past) (?:the |my |its )?(?:machine'?s? |node'?s? )?(?:system|host|cpu|main) (?:memory|ram) (?:limit|capacity|ceiling)|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
 # The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
 _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
@@ -379,7 +383,7 @@ _RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
 _ZEROTH = r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
 _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:the )?(?:gpu |vram |video )?memory|"
-            r"occupied|fills? up|full)\b")
+            r"occupied|fills? up|full)\b(?! (?:of )?(?:the )?(?:system|host|cpu|main) (?:memory|ram)\b)")  # rank 0's host RAM is no GPU imbalance
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
                 rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
@@ -972,10 +976,12 @@ def read_numbers(note: str, signals: Signals) -> None:
                    rf"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?{_NOTE_SIZE}", note)
     if idle:
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
+    # "uses 1G on GPU 0" is an amount on a card, not the card's size
+    not_a_place = r"(?!(?:on|in|of|per|from|to|at|for)\b)"
     gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{1,4}\w*)s?)", note) \
-        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(r"(\d{1,3})\s?GB\)?\s*(?:\w+ )?GPU", note) \
-        or _search(r"\b(\d{1,3})\s?G (?:(?:\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
+        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
+        or _search(rf"\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
                     note[max(0, gpu.start() - 40):gpu.start()]):
