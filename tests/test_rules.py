@@ -1619,6 +1619,14 @@ def test_a_request_a_hundred_cards_big_is_a_size_computed_wrong():
     assert "framework_bug" not in ids(plausible)[:2]
 
 
+def test_a_request_ten_thousand_cards_big_outranks_the_workload_the_note_names():
+    text = sentence(req="900000.00 GiB", total="23.64 GiB", free="20.00 GiB", alloc="3.00 GiB", unalloc="100.00 MiB")
+    note = "model.generate with num_beams=4 and max_new_tokens=512 on a long prompt"
+    assert ids(text, note)[0] == "framework_bug"
+    merely_huge = sentence(req="2000.00 GiB", total="23.64 GiB", free="20.00 GiB", alloc="3.00 GiB", unalloc="100.00 MiB")
+    assert "kv_cache_or_generation" in ids(merely_huge, note)[:2]
+
+
 @pytest.mark.parametrize(("note", "flag"), [("generate with num_beams=8 runs out", "many_sequences"),
                                             ("sampling 16 completions per prompt", "many_sequences"),
                                             ("the vLLM server fails under load", "under_load"),

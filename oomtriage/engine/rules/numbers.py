@@ -295,8 +295,13 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     if share > 100:
         # No input makes one tensor a hundred cards big: a size computed from garbage (an overflowed
         # or uninitialised shape, a sequence length of -1) inside the library that asked.
-        yield Vote("framework_bug", 0.6, f"One request of {format_size(n.requested)} is {share:,.0f} times the whole card: "
+        yield Vote("framework_bug", 0.6 if share < 10_000 else 0.85, f"One request of {format_size(n.requested)} is {share:,.0f} times the whole card: "
                    "no real input asks for that, a shape computed wrong inside the framework or library does.")
+        if share >= 10_000:
+            # Even a million-token naive attention matrix is a few thousand cards: at this size no
+            # setting of the workload (batch, length, beams, cache) is what was asked for.
+            for cause in ("kv_cache_or_generation", "input_size_too_large", "batch_too_large", "attention_quadratic"):
+                yield Vote(cause, -0.4, f"No workload asks for {share:,.0f} cards at once.")
     if _power_of_two(n.requested) and n.requested >= GIB // 4 and signals.domains & {"diffusion", "llm", "encoder"} \
             and site in (None, "attention_quadratic") and not _feed_forward_site(data.context) and not signals.attention_free:
         yield Vote("attention_quadratic", 0.45, f"{format_size(n.requested)} is an exact power of two, the size of a "
