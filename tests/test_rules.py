@@ -3002,6 +3002,35 @@ def test_an_amount_on_a_gpu_is_not_the_cards_size(note, card):
     assert signals_of(note).note_gpu_capacity == card
 
 
+@pytest.mark.parametrize("note", ["training on 4k photos, the random crop and flip augmentation runs out of memory",
+                                  "the job dies inside the transforms when it resizes the biggest scans",
+                                  "memory error in the collate function with variable-size point clouds"])
+def test_a_failure_in_the_data_pipeline_without_a_gpu_message_is_host_memory(note):
+    assert signals_of(note, text="").data_pipeline_fails
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+def test_a_gpu_message_keeps_a_data_pipeline_word_from_meaning_host_memory():
+    note = "kornia's GPU augmentation fails with CUDA out of memory on large images"
+    text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert "dataloader_or_host" not in ids(text, note)[:1]
+
+
+@pytest.mark.parametrize("note", ["with torch.compile mode default memory is stable, with reduce-overhead it leaks until OOM",
+                                  "max-autotune makes memory grow every iteration; the default mode does not",
+                                  "it only goes out of memory when using cuda graphs"])
+def test_compile_modes_that_record_cuda_graphs_are_the_compiled_program(note):
+    assert signals_of(note).only_compiled
+    ranked = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranked[0] == "framework_bug" and "cudnn_or_workspace" not in ranked[:2]
+
+
+@pytest.mark.parametrize("note", ["my dataset image size is particularly large: 5184*3456", "inputs of 4000×3000 pixels",
+                                  "the input resolution is very high"])
+def test_large_images_said_in_other_notations_are_long_inputs(note):
+    assert signals_of(note).long_input
+
+
 def test_a_numbered_gpu_that_is_busy_is_another_process():
     assert signals_of("GPU 0 and 2 are idle while GPU 1 is busy").other_process_hint
 

@@ -285,12 +285,19 @@ _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocate
                     r"[^.;]{0,60}nvidia-smi|nvidia-smi[^.;]{0,40}\b(?:full|much more|far more|almost all)\b[^.;]{0,60}"
                     r"(?:pytorch|torch|allocated|reserved)")
 # The OOM appears only when compiling (torch.compile's graphs, CUDA graphs' pools, recompilations).
+# The failing clause names the data pipeline's own work (augmentations, transforms, decoding,
+# collation): CPU work in the loader's processes, whose memory is the host's.
+_DATA_PIPELINE_FAILS = (r"\b(?:augment\w*|transforms?|pre-?processing|collat\w*|data ?loading|image decoding|"
+                        r"random (?:crop|flip|resiz\w*|rotat\w*|scal\w*)\w*|mosaic|mixup)\b")
 _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
                   # Memory that grows or leaks with the compiled model and not without it.
                   r"\bleak\w* (?:\w+ ){0,2}(?:with|in|from|by|when using) (?:torch\.)?compile|(?:torch\.)?compile\w*[^.;]{0,30}\bleak\w*|"
                   r"without (?:torch\.)?compil\w*[^.;]{0,40}\b(?:flat|fine|works?|fits?|stable|constant|no leak|no growth|ok)\b|"
                   r"torch\.compile[^.;]{0,60}\b(?:ooms?|fails|out of memory)\b[^.;]{0,40}\b(?:eager|without)|"
-                  r"(?:in )?eager (?:mode )?(?:it )?(?:works|is fine|fits|runs)[^.;]{0,40}(?:torch\.)?compile")
+                  r"(?:in )?eager (?:mode )?(?:it )?(?:works|is fine|fits|runs)[^.;]{0,40}(?:torch\.)?compile|"
+                  # the compile modes that record CUDA graphs, named beside the growth or the failure
+                  r"\b(?:reduce-overhead|max-autotune|cuda ?graphs?)\b[^.;]{0,60}\b(?:leak\w*|ooms?|out of memory|grows?|growing|increas\w*)\b|"
+                  r"\b(?:leak\w*|ooms?|out of memory)\b[^.;]{0,40}\b(?:with|in|when using) (?:the )?(?:reduce-overhead|max-autotune|cuda ?graphs?)\b")
 # The optimizer's step named as what fails, or an adaptive optimizer as the difference between
 # fitting and not: its first step creates the per-parameter state.
 _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?step\b|\bopt\.step\(\)|"
@@ -428,7 +435,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
-               r"\b\d{3,5} ?x ?\d{3,5}\b|full[- ]res|"
+               r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
                # a volume: "128^3", "160x192x160", "3D CT scans", "a 3D UNet" (activations grow with its cube)
                r"\b\d{2,4} ?(?:\^|\*\*) ?3\b|\b\d{2,4} ?[x×] ?\d{2,4} ?[x×] ?\d{2,4}\b|"
                r"\b3-?d (?:\w+ ){0,2}(?:images?|volumes?|scans?|ct|mri|segmentation|u-?nets?)\b|whole (?:file|recording|image|video|document)|my own (?:large|big|high-res\w*|huge) (?:point clouds?|data|images)\b|"
@@ -744,6 +752,7 @@ class Signals:
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
+    data_pipeline_fails: bool = False  # the failing clause names augmentations, transforms or collation
     orphaned_memory: bool = False  # memory in use with no process of the user's running, or after it ended
     cpu_mode: bool = False
     serving_engine: bool = False
@@ -1463,7 +1472,7 @@ def read_signals(context: TriageContext) -> Signals:
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
-        "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
+        "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }

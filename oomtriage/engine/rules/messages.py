@@ -40,6 +40,20 @@ def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def failing_in_the_data_pipeline(data: RuleInput) -> Iterator[Vote]:
+    """What failed is the data pipeline's own work (augmentations, transforms, decoding, collation):
+    CPU work in the loader's processes, on arrays in host RAM. Only without a GPU message that
+    says otherwise: GPU-side augmentation fails with one."""
+    signals, error = data.signals, data.context.error
+    if signals.data_pipeline_fails and (error is None or error.backend in ("host", "cpu")):
+        yield Vote("dataloader_or_host", 0.55, f'It failed in the data pipeline ("{signals.evidence["data_pipeline_fails"]}"): '
+                   "augmentations and transforms run in the loader's processes on host RAM; large images multiply "
+                   "what each worker holds (fewer workers, a smaller prefetch_factor, or downscale the images first).")
+        yield Vote("input_size_too_large", -0.35, "The inputs are large, but what ran out held them on the host, "
+                   "before any activation of the model existed.")
+
+
+@rule
 def memory_outside_pytorch(data: RuleInput) -> Iterator[Vote]:
     if data.signals.outside_pytorch:
         yield Vote("other_process_or_device", 0.6, f'The card is full while PyTorch\'s own figures are small ("{data.signals.evidence["outside_pytorch"]}"): '
@@ -262,7 +276,8 @@ def algorithm_search(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     excerpt = data.context.excerpt.text if data.context.excerpt else ""
     text = f"{error.raw_message if error else ''} {excerpt[-2000:]} {data.context.note or ''}"
-    if re.search(r"autotun\w*|algorithm (?:search|selection)|convolution algorithm|cudnn[._ ]benchmark|%cudnn|"
+    # (torch.compile's "max-autotune" mode tunes Triton kernels and records CUDA graphs, no cuDNN search)
+    if re.search(r"(?<!max-)autotun\w*|algorithm (?:search|selection)|convolution algorithm|cudnn[._ ]benchmark|%cudnn|"
                  r"All algorithms tried|No algorithm worked|(?:cudnn|cublas|conv\w*) workspace|workspace (?:size|limit)", text, re.IGNORECASE):
         yield Vote("cudnn_or_workspace", 0.7, "The failure came from cuDNN's algorithm search: each candidate "
                    "algorithm needs a workspace in whatever memory the framework left free.")
