@@ -2097,6 +2097,7 @@ def test_memory_held_until_the_epoch_ends_is_every_steps_results_kept():
                                                 ("the same loss computed manually with torch.mean does not grow", True),
                                                 ("there is a memory leak in nn.Embedding, memory grows every batch", True),
                                                 ("tf.map_fn leaks on every call and the GPU fills up", True),
+                                                ("nn.LookupTable seems to be leaking: memory leak every iteration", True),
                                                 ("a memory leak in my training loop: memory grows every batch", False),
                                                 ("only after 3 epochs does it grow", False)])
 def test_a_leak_pinned_to_one_library_part_in_several_wordings(note, isolated):
@@ -2363,7 +2364,9 @@ def test_a_gpu_in_use_by_someone_else_in_several_wordings(note):
                                   "even when none of my jobs is running... even when no training process is running the card has 11 GB allocated",
                                   "the first run works; after the process ended its GPU memory remains occupied and the next run fails",
                                   "I killed the script but the VRAM stays allocated",
-                                  "memory is still in use after the job crashed"])
+                                  "memory is still in use after the job crashed",
+                                  "12.8 GB of the card are taken, yet there isn't a single process in its list",
+                                  "none of my scripts are running and the GPU is half full"])
 def test_memory_held_with_no_process_of_the_users_running_is_another_process(note):
     assert signals_of(note).other_process_hint
     assert ids("", f"{note}; then it runs out of memory")[0] == "other_process_or_device"
@@ -2989,7 +2992,9 @@ def test_host_ram_said_with_an_aside_and_a_kill(note):
 
 @pytest.mark.parametrize("note", ["rank 0 needs a lot of system memory and gets killed after several hours",
                                   "the process is killed by the system after two hours of training",
-                                  "the preprocessing eats up all the host RAM, then it dies"])
+                                  "the preprocessing eats up all the host RAM, then it dies",
+                                  "after some hours the OS kills rank 0; its resident memory climbs past 200G",
+                                  "the worker's RSS grows to 60 GB and then it dies"])
 def test_host_ram_said_as_a_need_or_a_kill_by_the_system(note):
     signals = signals_of(note, text="")
     assert signals.host_ram and not signals.rank0_heavy
@@ -3000,6 +3005,15 @@ def test_host_ram_said_as_a_need_or_a_kill_by_the_system(note):
                                             ("it uses 10GB on GPU 0 and fails", None), ("a single 24G card", 24e9)])
 def test_an_amount_on_a_gpu_is_not_the_cards_size(note, card):
     assert signals_of(note).note_gpu_capacity == card
+
+
+@pytest.mark.parametrize("note", ["calling load_model and then predict repeatedly in a for loop, memory grows every round until it fails",
+                                  "I load the saved model again for each of the 10 folds and memory keeps climbing",
+                                  "loading the same model over and over in a notebook ends in out of memory"])
+def test_models_loaded_again_and_again_are_the_models_kept(note):
+    assert signals_of(note).models_in_a_loop
+    ranked = ids("", note)
+    assert ranked[0] == "reference_leak"
 
 
 @pytest.mark.parametrize("note", ["training on 4k photos, the random crop and flip augmentation runs out of memory",

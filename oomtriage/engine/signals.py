@@ -226,6 +226,8 @@ _PROCESS_GONE = (r"(?:(?:process|job|run|program|script|training|kernel|notebook
 _ORPHANED_MEMORY = (r"\b(?:even )?(?:when|while|with|though|although) (?:there (?:is|are) )?no (?:\w+ )?(?:process(?:es)?|jobs?|programs?|scripts?|runs?|trainings?) "
                     r"(?:is |are |was |were )?(?:running|listed|shown|active|alive)|"
                     r"\bno (?:process(?:es)?|pids?) (?:is |are )?(?:listed|shown|visible)\b|"
+                    r"\b(?:isn't|is not|aren't|are not|without|with no) (?:a single |any |one )?(?:process(?:es)?|pids?) (?:in (?:the|its|their) (?:process )?list|listed|shown|visible)\b|"
+                    r"\bnone of (?:my|our|the) (?:\w+ )?(?:scripts|jobs|processes|programs|runs|notebooks|trainings) (?:is|are|was|were) (?:running|active|alive)\b|"
                     rf"\b{_PROCESS_GONE}[^.;]{{0,60}}?\b(?:memory|vram)\b[^.;]{{0,30}}?\b(?:remains?|remained|stays?|stayed|still|(?:is|was|are|were)n't released|not (?:released|freed))|"
                     r"\b(?:memory|vram) (?:remains?|remained|stays?|stayed|is still|was still) (?:\w+ )?(?:occupied|allocated|in use|used|held|taken)\b"
                     rf"[^.;]{{0,30}}?\b(?:after|though|when|once) (?:the |my |its )?(?:\w+ )?{_PROCESS_GONE}")
@@ -273,12 +275,14 @@ _WSL = r"\bwsl2?\b|windows subsystem for linux"
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
-             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|(?<![\d.])\d+(?:\.\d+)? ?Gi?B of (?:system |host |cpu )?ram\b|"
+             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|(?<![\d.])\d+(?:\.\d+)? ?Gi?B? of (?:system |host |cpu )?ram\b|"
              r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|"
              r"\b(?:needs?|requires?|uses?|using|consum\w+|takes?|eats?) (?:up )?(?:a lot of|lots of|so much|too much|huge amounts of|more and more|most of|all) "
              r"(?:the |my |its )?(?:system|host|cpu|main) (?:memory|ram)\b|"
              # the kernel's OOM killer is what kills a process "by the system"
-             r"\bkilled by (?:the )?(?:system|os|operating system|kernel|linux)\b|"
+             r"\bkilled by (?:the )?(?:system|os|operating system|kernel|linux)\b|\b(?:the )?(?:os|operating system|kernel|linux|oom killer) kills\b|"
+             # a process's resident set is host memory
+             r"\b(?:resident (?:set|memory)|rss)\b[^.;]{0,30}\b(?:grows?|climbs?|increas\w*|rises?|reach\w*|\d)|"
              r"\b(?:near|at|hit\w*|reach\w*|over|above|exceed\w*|past) (?:the |my |its )?(?:machine'?s? |node'?s? )?(?:system|host|cpu|main) (?:memory|ram) (?:limit|capacity|ceiling)|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
 # The card full in nvidia-smi while PyTorch's own figures are small: memory outside PyTorch.
 _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocated)[^.;]{0,50}\b(?:small|low|only|little|tiny)\b"
@@ -518,10 +522,12 @@ _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|f
 # Many models built one after another in one process (a k-fold loop, a grid or hyper-parameter
 # search, a pipeline that creates and discards models): each one's weights and graph stay unless it is
 # freed (Keras/TensorFlow keep them in the global session until clear_session()).
-_MODEL_LOOP = (r"\b(?:k-?fold|(?:each|every|per) (?:fold|trial|configuration|combination)|grid ?search\w*|gridsearchcv|"
-               r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|in (?:a|the|each) (?:for )?loop|set of loops|"
+_MODEL_LOOP = (r"\b(?:k-?fold|(?:each|every|per) (?:fold|trial|configuration|combination)|(?:each|every) of the (?:\d+ )?(?:folds|trials|configurations|combinations)|grid ?search\w*|gridsearchcv|"
+               r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|in (?:a|the|each) (?:for |while )?loop|set of loops|"
+               r"repeatedly|over and over|again and again|one after (?:another|the other)|"
                r"(?:large|bigger|larger) grids?|many models|several models|multiple models)\b")
-_MODEL_CREATED = (r"(?:\b(?:build\w*|built|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
+_MODEL_CREATED = (r"\bload_model\b|\bload(?:s|ed|ing)? (?:the |a |my )?(?:saved |same |trained |stored )?models?\b|"
+                  r"(?:\b(?:build\w*|built|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
                   r"[^.;]{0,40}\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
 
 
@@ -636,7 +642,7 @@ _STARTED_WORD = r"\b(?:started|begun|began|appeared|shows? up|showed up|suddenly
 # equivalents (other metrics, the same computation written by hand) do not.
 _LIBRARY_PART_ISOLATED = (# a leak the user locates in a library's own layer or function ("a leak in nn.Embedding", "tf.map_fn leaks")
                           r"\bleak\w* (?:in|inside|from) (?:the )?(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|tfa|layers)\.)[\w.]+|"
-                          r"\b(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|layers)\.)[\w.]+(?:\(\))? (?:itself )?(?:leaks|is leaking|keeps leaking)\b|"
+                          r"\b(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|layers)\.)[\w.]+(?:\(\))? (?:itself )?(?:seems to |appears to |keeps |is |must be )?(?:be )?leak(?:s|ing)\b|"
                           r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
                           r"\bisolat\w* (?:it |the (?:leak|growth|problem|issue) )?to (?:the |a |one )?[\w.()]+|"
                           r"\b(?:narrow\w*|track\w*|trac\w*|pinn\w*|bisect\w*) (?:it |this |the (?:leak|growth|problem|issue) |(?:a |the )?(?:[\w-]+ )?(?:memory )?(?:leak|growth) )?down to\b|"

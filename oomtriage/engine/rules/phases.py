@@ -169,6 +169,8 @@ def models_built_in_a_loop(data: RuleInput) -> Iterator[Vote]:
     yield Vote("reference_leak", 0.6, f'Models are built one after another in one process ("{signals.evidence["models_in_a_loop"]}"): '
                f"what each one allocated stays unless it is freed; call {how}, or run each in its own process.")
     yield Vote("framework_bug", -0.2, "Models that are never freed are the script's to free, whatever the framework keeps.")
+    for cause in ("model_too_large", "checkpoint_loading"):
+        yield Vote(cause, -0.35, "The first models were built and loaded, so one of them fits: what runs out is the ones kept.")
 
 
 @rule
