@@ -3076,6 +3076,18 @@ def test_a_running_loss_that_sums_every_batchs_loss_keeps_the_graph():
     assert signals_of("running_loss sums every batch's loss and memory goes up each batch").loss_kept
 
 
+@pytest.mark.parametrize("note", ["log_w keeps its gradient and is accumulated into the estimate every step, until OOM",
+                                  "the penalty term still has its grad_fn when it is added to the total each iteration",
+                                  "scores are summed over the loop while they still require grad"])
+def test_a_tensor_with_its_graph_summed_in_a_loop_said_in_words(note):
+    assert signals_of(note).loss_kept
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+def test_a_summed_value_without_its_graph_is_not_kept():
+    assert not signals_of("the accuracy is summed as a Python float each step").loss_kept
+
+
 @pytest.mark.parametrize("note", ["epoch one is fine but backward OOMs in epoch two; the test accuracy runs at the end of every epoch"])
 def test_a_later_epoch_in_digits_and_words(note):
     assert signals_of(note).later_epoch_training and signals_of(note).eval_between_training

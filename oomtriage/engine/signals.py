@@ -319,7 +319,11 @@ _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) 
               r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)|"
               r"\b(?:running|total|epoch|cumulative|summed|train)[_ ]loss\b[^.;]{0,20}\b(?:sums?|adds?(?: up)?|accumulat\w*|collects?|keeps?)\b[^.;]{0,30}\bloss(?:es)?\b(?!\.item)|"
               # Any tensor summed across a loop while it requires grad keeps every iteration's graph.
-              r"\b\w+ ?\+= ?\w+\b(?!\.item)[^\n]{0,200}requires_grad(?: is| =|=)? ?(?:on|true)|requires_grad(?: is| =|=)? ?(?:on|true)[^\n]{0,200}\b\w+ ?\+= ?\w+\b(?!\.item)")
+              r"\b\w+ ?\+= ?\w+\b(?!\.item)[^\n]{0,200}requires_grad(?: is| =|=)? ?(?:on|true)|requires_grad(?: is| =|=)? ?(?:on|true)[^\n]{0,200}\b\w+ ?\+= ?\w+\b(?!\.item)|"
+              # said in words: "x keeps its gradient and is accumulated into y every step"
+              r"\b(?:keeps?|kept|has|have|with|carr\w*|still requir\w*) (?:its |their |the )?(?:grad(?:ient)?s?|autograd history|(?:computation(?:al)? )?graph|grad_fn)\b"
+              r"[^.;]{0,40}?\b(?:accumulat|summ|added|adds|append|collect)\w*|"
+              r"\b(?:accumulat|summ|added|append|collect)\w*\b[^.;]{0,40}?\b(?:while|though) (?:it |they )?(?:still )?(?:keeps?|has|have|requires?|carr\w*) (?:its |their |a |the )?(?:grad(?:ient)?s?|grad_fn|graph|autograd history)\b")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
