@@ -3045,6 +3045,17 @@ def test_large_images_said_in_other_notations_are_long_inputs(note):
     assert signals_of(note).long_input
 
 
+@pytest.mark.parametrize("note", ["running full_batch.py for node classification on a V100", "full-batch GCN training on the whole graph",
+                                  "the sampler takes all neighbors at every layer", "train_neighbor_sampling: type: ALL for the three layers"])
+def test_a_whole_graph_in_one_step_is_a_large_input(note):
+    assert signals_of(note).long_input
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_neighbor_sampling_that_did_not_help_at_all_is_no_large_input():
+    assert not signals_of("neighbor sampling didn't help at all").long_input
+
+
 def test_a_numbered_gpu_that_is_busy_is_another_process():
     assert signals_of("GPU 0 and 2 are idle while GPU 1 is busy").other_process_hint
 

@@ -450,6 +450,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b3-?d (?:\w+ ){0,2}(?:images?|volumes?|scans?|ct|mri|segmentation|u-?nets?)\b|whole (?:file|recording|image|video|document)|my own (?:large|big|high-res\w*|huge) (?:point clouds?|data|images)\b|"
                # audio kept up to a length: "utterances longer than 50 seconds", "clips of up to 3 minutes"
                r"\b(?:utterances?|clips?|recordings?|segments?|audio files?)\b[^.;]{0,30}?\b(?:longer than|over|above|up to|of up to|exceeding) \d+ ?(?:s\b|secs?\b|seconds|minutes?|min\b)|"
+               # a whole graph or dataset in one step: full-batch training, every neighbour sampled
+               r"\bfull[- _]?batch\b|\b(?:all|every) (?:the )?neighbou?rs?\b|neighbou?r[_ ]sampling\b[^.;]{0,40}\b(?:type:? ?|= ?)all\b|\bfan-?out (?:of |= ?)?-1\b|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
                # (a magnitude or four digits: "8 nodes" are machines)
