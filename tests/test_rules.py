@@ -2617,6 +2617,19 @@ def test_embedding_tables_of_millions_of_rows_are_the_model(note):
 def test_a_free_colab_and_the_newest_cards_have_a_capacity():
     assert signals_of("SDXL with a ControlNet on a free Colab").note_gpu_capacity == 15 * 10**9
     assert signals_of("running it on an RTX 5070").note_gpu_capacity == 12 * 10**9
+    assert signals_of("finetuning in Google Colab").note_gpu_capacity == 15 * 10**9
+    assert signals_of("a Kaggle notebook").note_gpu_capacity == 15 * 10**9
+    assert signals_of("Colab with an A100 40GB").note_gpu_capacity == 40 * 10**9
+
+
+@pytest.mark.parametrize("note", ["finetuning a 774M model with Adam on a 15 GB card", "full fine-tune of a 0.8B model with AdamW on one 16GB GPU"])
+def test_model_states_that_leave_little_of_the_card_are_the_optimizers(note):
+    ranked = ids("ResourceExhaustedError: OOM when allocating tensor with shape[1280,5120]", note)
+    assert ranked[0] == "optimizer_state"
+
+
+def test_model_states_that_leave_most_of_the_card_free_are_no_optimizer_state():
+    assert "optimizer_state" not in ids("RuntimeError: CUDA out of memory.", "finetuning a 124M model with Adam on a 24 GB card")[:1]
 
 
 def test_a_diffusion_transformer_is_image_generation():

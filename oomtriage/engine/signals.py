@@ -1020,8 +1020,10 @@ def read_numbers(note: str, signals: Signals) -> None:
         name = find_gpu_name(note, bare=True)
         if name:
             signals.note_gpu_capacity = capacity_of_gpu(name)
-        elif _search(r"\bfree (?:tier )?(?:google )?colab\b|\bcolab(?:'s)? free (?:tier|plan|gpu)\b", note):
-            signals.note_gpu_capacity = 15 * 10**9  # Colab's free tier lends a T4 (15 GB usable)
+        elif _search(r"\bfree (?:tier )?(?:google )?colab\b|\bcolab(?:'s)? free (?:tier|plan|gpu)\b|\b(?:google )?colab\b|\bkaggle\b", note):
+            # Colab's free tier lends a T4 (15 GB usable), the GPU a Colab or Kaggle notebook gets
+            # unless it says which; paid cards are named when they are used.
+            signals.note_gpu_capacity = 15 * 10**9
     tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
     signals.weight_bytes = _weight_bytes(note)
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:

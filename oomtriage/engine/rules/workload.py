@@ -75,6 +75,13 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
             yield Vote("optimizer_state", 0.45 if signals.small_state_optimizer else 0.6,
                        f"Training states need {format_size(int(full))}; the weights alone fit.")
             yield Vote("model_too_large", 0.45, "Full training of this model does not fit one GPU.")
+    elif full > 0.75 * capacity and not signals.small_state_optimizer:
+        # The states fit, but leave less than a quarter of the card for every activation of a step:
+        # Adam's moments (8 of the 16 bytes) are what a smaller-state optimizer would give back.
+        yield Vote("optimizer_state", 0.5, f"Weights, gradients and Adam's moments take {format_size(int(full))} of "
+                   f"{format_size(capacity)} ({full / capacity:.0%}) before any activation: an 8-bit or factored "
+                   "optimizer (Adafactor) frees most of the moments' share.")
+        yield Vote("model_too_large", 0.25, "Full training of this model leaves little of one GPU for activations.")
 
 
 @rule
