@@ -3069,6 +3069,35 @@ def test_neighbor_sampling_that_did_not_help_at_all_is_no_large_input():
     assert not signals_of("neighbor sampling didn't help at all").long_input
 
 
+@pytest.mark.parametrize("note", ["if I don't set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True I get OOM",
+                                  "without expandable_segments it fails after a few batches",
+                                  "unless I set max_split_size_mb:128 the run crashes"])
+def test_a_run_that_fails_only_without_the_allocator_setting_is_fragmentation(note):
+    assert signals_of(note).allocator_setting_helped is True
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", ["I set PYTORCH_ALLOC_CONF=expandable_segments:True but the allocator settings say expandable_segments is False",
+                                  "this torch build silently ignores PYTORCH_ALLOC_CONF, 1.9 GiB stays reserved-but-unallocated",
+                                  "the expandable_segments flag never takes effect in my launcher"])
+def test_an_allocator_setting_that_did_not_take_effect_is_the_framework(note):
+    assert signals_of(note).setting_ignored
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", f"training at batch 64 OOMs. {note}")[0] == "framework_bug"
+
+
+def test_a_stated_reserved_but_unallocated_figure_with_hyphens_is_read():
+    assert signals_of("with 1.91 GiB stuck reserved-but-unallocated").note_unallocated == pytest.approx(1.91 * 2**30, rel=0.01)
+
+
+@pytest.mark.parametrize("note", ["it goes OOM while building the causal mask at 32k tokens", "the 4D mask for a 100k sequence runs out of memory"])
+def test_an_expanded_attention_mask_is_the_attention(note):
+    assert signals_of(note).attention_said
+
+
+def test_a_sequence_length_with_a_tilde_is_read():
+    assert signals_of("the sequence length is ~200k").seq_len == 200 * 1024
+
+
 def test_a_numbered_gpu_that_is_busy_is_another_process():
     assert signals_of("GPU 0 and 2 are idle while GPU 1 is busy").other_process_hint
 

@@ -242,7 +242,7 @@ _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|cre
                  r"(?:model|network|net|backbone|base|layers?|modules?)\b[^.;]{0,20}?\b(?:is|was|are|were|gets|got) (?:still )?(?:being )?(?:built|constructed|created|initiali[sz]ed|instantiated)\b|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 # The allocator's own settings against fragmentation, and whether the note says they helped.
-_ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_CUDA_ALLOC_CONF|"
+_ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF|"
                       r"TF_GPU_ALLOCATOR\W{0,3}cuda_malloc_async|XLA_PYTHON_CLIENT_ALLOCATOR\W{0,3}platform|empty_cache\(\)")
 _HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away|go away|disappear\w*|vanish\w*)\b"
 _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
@@ -342,6 +342,8 @@ _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (
                  r"(?:tensors|outputs|predictions|features|embeddings|logits|activations)\b")
 # Attention named where the note says it failed, or the memory-efficient kernels it lacks.
 _ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without (?:flash|memory[- ]efficient|sdpa|xformers)|"
+                   # an attention mask expanded to batch x heads x sequence² is the scores' twin
+                   r"\b(?:causal|4-?d) masks?\b|\bexpand\w*_mask\w*|"
                    r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
 # A naive attention named anywhere in the note (the implementation, not only where it failed).
 _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written) attention|attn_implementation\W{0,3}eager|"
@@ -764,6 +766,7 @@ class Signals:
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
+    setting_ignored: bool = False  # an allocator setting given that did not take effect
     data_pipeline_fails: bool = False  # the failing clause names augmentations, transforms or collation
     orphaned_memory: bool = False  # memory in use with no process of the user's running, or after it ended
     cpu_mode: bool = False
@@ -953,7 +956,7 @@ def read_numbers(note: str, signals: Signals) -> None:
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
-                  r"max[_ -]model[_ -]len|ctx|(?:input |prompt |the )?length)\s*(?:of|=|:|is|set to|to)?\s*(\d+(?:\.\d+)?\s?[kK]|\d{4,})\b", note) \
+                  r"max[_ -]model[_ -]len|ctx|(?:input |prompt |the )?length)\s*(?:of|=|:|is|set to|to)?\s*(?:~ ?|about |around |approximately |roughly |over )?(\d+(?:\.\d+)?\s?[kK]|\d{4,})\b", note) \
         or _search(r"((?<![\d.,])\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
         or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:sequence|context|seq|token)[- ]?(?:length|len|window)", note)
     if seq:  # "8K tokens" means 8192 in this field
@@ -993,7 +996,7 @@ def read_numbers(note: str, signals: Signals) -> None:
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
-    idle = _search(rf"{_NOTE_SIZE} (?:\w+ )?(?:is |was |were )?reserved but (?:not |un)allocated|"
+    idle = _search(rf"{_NOTE_SIZE} (?:\w+ )?(?:is |was |were )?reserved[- ]but[- ](?:not[- ]|un)allocated|"
                    rf"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?{_NOTE_SIZE}", note)
     if idle:
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
@@ -1360,11 +1363,25 @@ def _failing_sentences(note: str) -> str:
     return " ".join(sentence for sentence in _SENTENCE_END.split(note) if _search(_FAILURE_WORDS, sentence))
 
 
+# The allocator setting was given but did not take effect ("the allocator settings say
+# expandable_segments is False", "PYTORCH_ALLOC_CONF is silently ignored").
+_SETTING_IGNORED = (r"\b(?:expandable[_ ]segments|max_split_size_mb|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|stays|shows?|reads?|reported as) "
+                    r"(?:still )?(?:false|off|disabled|not (?:enabled|applied|set|honou?red|picked up))\b|"
+                    r"\bignor\w* (?:the )?(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF|allocator (?:setting|config\w*))|"
+                    r"\b(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|gets?|got) (?:silently )?ignored\b|"
+                    r"\b(?:setting|env(?:ironment)? var\w*|flag)\b[^.;]{0,30}?\bnever (?:takes?|took) effect|\bdoes(?:n't| not) take effect\b")
+# The run fails only without the setting ("if I don't set expandable_segments I get OOM").
+_NEEDS_THE_SETTING = (r"\b(?:without (?:setting |using |enabling )?|if (?:i|we) (?:don't|do not|didn't|did not) (?:set|use|enable|add)|"
+                      r"unless (?:i|we) (?:set|use|enable|add))\b[^.;]{0,80}?\b(?:ooms?|out of memory|fails?|crash\w*|errors?)\b")
+
+
 def _setting_helped(note: str) -> bool | None:
     """Did the allocator setting the note names help? Read in the sentence that names it."""
     for sentence in _SENTENCE_END.split(note):
         if not _search(_ALLOCATOR_SETTING, sentence):
             continue
+        if _search(_NEEDS_THE_SETTING, sentence):
+            return True  # "without it, OOM": the setting is what makes it fit
         if _search(_DID_NOT_HELP, sentence) or _search(r"\beven with\b|\balready\b|\bstill\b", sentence):
             return False
         if _affirmed_search(_HELPED, sentence):
@@ -1644,6 +1661,9 @@ def read_signals(context: TriageContext) -> Signals:
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
+        signals.setting_ignored = bool(_search(_SETTING_IGNORED, note))
+        if signals.setting_ignored:
+            signals.evidence["setting_ignored"] = _search(_SETTING_IGNORED, note).group(0)
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"

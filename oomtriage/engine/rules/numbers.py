@@ -99,8 +99,13 @@ def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     elif signals.allocator_setting:
         if signals.allocator_setting_helped is False:
             yield Vote("fragmentation", -0.5, f'The allocator\'s anti-fragmentation setting did not help ("{signals.evidence["allocator_setting"]}").')
-        if n.unallocated and n.capacity and n.unallocated > 0.08 * n.capacity and signals.expandable_segments_on:
-            yield Vote("framework_bug", 0.55, f"With expandable segments the cache should not hold {format_size(n.unallocated)} "
+        if signals.setting_ignored:
+            yield Vote("framework_bug", 0.6, f'The allocator setting was given but did not take effect ("{signals.evidence["setting_ignored"]}"): '
+                       "set it before CUDA is first used, spell it as this version reads it (older versions read only PYTORCH_CUDA_ALLOC_CONF), "
+                       "or upgrade a version that ignores it.")
+        idle = n.unallocated if n.unallocated is not None else signals.note_unallocated
+        if idle and signals.expandable_segments_on and (idle > 0.08 * n.capacity if n.capacity else idle > GIB):
+            yield Vote("framework_bug", 0.55, f"With expandable segments the cache should not hold {format_size(idle)} "
                        "reserved but unallocated: the setting did not take effect (set after CUDA was first used, misspelled, "
                        "or ignored by this version).")
             yield Vote("fragmentation", -0.3, "Expandable segments let unused cache pages serve a request of any size.")
