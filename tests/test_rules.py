@@ -3079,7 +3079,8 @@ def test_a_run_that_fails_only_without_the_allocator_setting_is_fragmentation(no
 
 @pytest.mark.parametrize("note", ["I set PYTORCH_ALLOC_CONF=expandable_segments:True but the allocator settings say expandable_segments is False",
                                   "this torch build silently ignores PYTORCH_ALLOC_CONF, 1.9 GiB stays reserved-but-unallocated",
-                                  "the expandable_segments flag never takes effect in my launcher"])
+                                  "the expandable_segments flag never takes effect in my launcher",
+                                  "PYTORCH_ALLOC_CONF=expandable_segments:True is set, yet the allocator reports expandable segments as disabled"])
 def test_an_allocator_setting_that_did_not_take_effect_is_the_framework(note):
     assert signals_of(note).setting_ignored
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", f"training at batch 64 OOMs. {note}")[0] == "framework_bug"
@@ -3131,7 +3132,9 @@ def test_a_running_loss_that_sums_every_batchs_loss_keeps_the_graph():
 
 @pytest.mark.parametrize("note", ["log_w keeps its gradient and is accumulated into the estimate every step, until OOM",
                                   "the penalty term still has its grad_fn when it is added to the total each iteration",
-                                  "scores are summed over the loop while they still require grad"])
+                                  "scores are summed over the loop while they still require grad",
+                                  "each step I add log_f to logw, and log_f still has its computation graph attached",
+                                  "I sum val_loss into val_losses each batch without converting it to a float"])
 def test_a_tensor_with_its_graph_summed_in_a_loop_said_in_words(note):
     assert signals_of(note).loss_kept
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"

@@ -316,14 +316,15 @@ _OPTIMIZER_STEP = (r"optimi[sz]er\.step\(\)|\boptimi[sz]er(?:'s)? (?:first )?ste
 # Every \w* that can precede "loss" starts at a word boundary: unanchored, a long word would be
 # scanned again from each of its letters (quadratic).
 _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) ?\+ ?\w*loss\b(?!\.item)|\+= ?loss\b(?!\.item)|\b\w*loss\w* ?\+= ?\w*(?!\.item)|retain_graph ?= ?True|\bretain_graph\b|"
-              r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?loss(?:es)?\b(?!\.item| ?values)|"
+              r"(?:stor|keep|append|accumulat|sum|collect|sav|log)\w* (?:the |all |every |each )?(?:\w+ )?\w*loss(?:es)?\b(?!\.item| ?values)|"
               r"\b(?:running|total|epoch|cumulative|summed|train)[_ ]loss\b[^.;]{0,20}\b(?:sums?|adds?(?: up)?|accumulat\w*|collects?|keeps?)\b[^.;]{0,30}\bloss(?:es)?\b(?!\.item)|"
               # Any tensor summed across a loop while it requires grad keeps every iteration's graph.
               r"\b\w+ ?\+= ?\w+\b(?!\.item)[^\n]{0,200}requires_grad(?: is| =|=)? ?(?:on|true)|requires_grad(?: is| =|=)? ?(?:on|true)[^\n]{0,200}\b\w+ ?\+= ?\w+\b(?!\.item)|"
               # said in words: "x keeps its gradient and is accumulated into y every step"
               r"\b(?:keeps?|kept|has|have|with|carr\w*|still requir\w*) (?:its |their |the )?(?:grad(?:ient)?s?|autograd history|(?:computation(?:al)? )?graph|grad_fn)\b"
-              r"[^.;]{0,40}?\b(?:accumulat|summ|added|adds|append|collect)\w*|"
-              r"\b(?:accumulat|summ|added|append|collect)\w*\b[^.;]{0,40}?\b(?:while|though) (?:it |they )?(?:still )?(?:keeps?|has|have|requires?|carr\w*) (?:its |their |a |the )?(?:grad(?:ient)?s?|grad_fn|graph|autograd history)\b")
+              r"[^.;]{0,40}?\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b|"
+              r"\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b[^.;]{0,60}?\b(?:still )?(?:keeps?|has|have|requires?|carr\w*) "
+              r"(?:its |their |a |the )?(?:(?:computation(?:al)? )?graph|grad(?:ient)?s?|grad_fn|autograd history)\b(?! (?:disabled|off))")
 # Outputs kept across steps: predictions, logits, features collected in a container.
 _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
@@ -1365,7 +1366,8 @@ def _failing_sentences(note: str) -> str:
 
 # The allocator setting was given but did not take effect ("the allocator settings say
 # expandable_segments is False", "PYTORCH_ALLOC_CONF is silently ignored").
-_SETTING_IGNORED = (r"\b(?:expandable[_ ]segments|max_split_size_mb|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|stays|shows?|reads?|reported as) "
+_SETTING_IGNORED = (r"\b(?:reports?|shows?|says?|lists?|prints?) (?:the )?(?:expandable[_ ]segments|max_split_size_mb) (?:as |is |=\s?)?(?:false|off|disabled)\b|"
+                    r"\b(?:expandable[_ ]segments|max_split_size_mb|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|stays|shows?|reads?|reported as) "
                     r"(?:still )?(?:false|off|disabled|not (?:enabled|applied|set|honou?red|picked up))\b|"
                     r"\bignor\w* (?:the )?(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF|allocator (?:setting|config\w*))|"
                     r"\b(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|gets?|got) (?:silently )?ignored\b|"

@@ -78,7 +78,8 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     elif full > 0.75 * capacity and not signals.small_state_optimizer:
         # The states fit, but leave less than a quarter of the card for every activation of a step:
         # Adam's moments (8 of the 16 bytes) are what a smaller-state optimizer would give back.
-        yield Vote("optimizer_state", 0.5, f"Weights, gradients and Adam's moments take {format_size(int(full))} of "
+        # the fuller the card, the less any batch or length could fit beside the states
+        yield Vote("optimizer_state", min(0.7, 0.5 + 2 * (full / capacity - 0.75)), f"Weights, gradients and Adam's moments take {format_size(int(full))} of "
                    f"{format_size(capacity)} ({full / capacity:.0%}) before any activation: an 8-bit or factored "
                    "optimizer (Adafactor) frees most of the moments' share.")
         yield Vote("model_too_large", 0.25, "Full training of this model leaves little of one GPU for activations.")
