@@ -3099,6 +3099,31 @@ def test_a_sequence_length_with_a_tilde_is_read():
     assert signals_of("the sequence length is ~200k").seq_len == 200 * 1024
 
 
+def test_a_note_that_says_memory_spikes_is_ranked():
+    report = analyze_inputs([], text="", note="while loading the model, RAM consumption spikes to 70GB")
+    assert report.suspected and report.causes
+
+
+@pytest.mark.parametrize("note", ["reverting to an earlier ComfyUI commit resolved it", "I went back to an older torch version and it fits"])
+def test_going_back_to_an_earlier_build_of_a_named_tool_is_a_version_change(note):
+    assert signals_of(note).upgrade_regression
+
+
+def test_an_older_card_is_no_version_change():
+    assert not signals_of("I use an older GPU").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["fp16 flux-dev runs without any issues, but the Q8_0 gguf throws out of memory",
+                                  "the bf16 checkpoint fits fine while the int8 version OOMs"])
+def test_the_full_precision_model_fitting_where_its_quantized_variant_fails_is_the_variant(note):
+    assert signals_of(note).original_fits
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_flux_fill_model_has_its_familys_size():
+    assert signals_of("the Flux fill dev model on a 12 GB card").param_count == pytest.approx(16.9e9)
+
+
 def test_a_numbered_gpu_that_is_busy_is_another_process():
     assert signals_of("GPU 0 and 2 are idle while GPU 1 is busy").other_process_hint
 

@@ -24,7 +24,7 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
-    r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris)(?:e|es|ed|ing|s|ws|th)?\b|"
+    r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
     rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 

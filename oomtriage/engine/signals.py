@@ -172,8 +172,8 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    # "since the libcudf++ merge", "after the allocator rewrite"
                    r"(?:since|after) (?:the |that )?[\w+.-]+ (?:merge|refactor|rewrite|port|migration)\b|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
-                   rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an )?(?:old|older|previous|earlier) "
-                   rf"(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
+                   rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an |a )?(?:old|older|previous|earlier) "
+                   rf"(?:[\w.-]+ )?(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
                    rf"(?:can't|cannot|can not|could not|couldn't|won't) (?:[^.;]{{0,60}})\banymore\b|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
@@ -515,7 +515,10 @@ _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|up
                   r"(?:works?|worked|runs?|ran|fits?|fitted) (?:fine|ok|okay|well)?|is fine|was fine|there is no (?:problem|issue))|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:works?|worked|runs?|ran|fits?|fitted|is fine|has no (?:problem|issue))\b|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:handles?|handled|copes? with|manages?|managed|runs?|ran) "
-                  r"(?:the same|these|those|it|them)\b[^.;]{0,30}\b(?:fine|ok|okay|well|without (?:a )?(?:problem|issue|oom))\b")
+                  r"(?:the same|these|those|it|them)\b[^.;]{0,30}\b(?:fine|ok|okay|well|without (?:a )?(?:problem|issue|oom))\b|"
+                  # the full-precision model runs where its smaller quantized variant fails
+                  r"\b(?:fp16|bf16|fp32|full[- ]precision|unquantized)\b[^.;]{0,60}?\b(?:without (?:any )?(?:issues?|problems?)|works?|worked|fine|fits?|runs?)\b"
+                  r"[^.;]{0,40}?\b(?:but|while|whereas|yet)\b[^.;]{0,40}?(?:\bq\d\w*|gguf\b|\bint[48]\b|\bfp8\b|\bnf4\b|\b[48]-?bit\b|quantiz\w*|\bawq\b|\bgptq\b)")
 # The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
 # nothing is left for activations.
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
@@ -618,7 +621,7 @@ _FAMILY_VOCAB: list[tuple[str, int]] = [
 # their published configs): what their weights take when the note gives no size.
 _FAMILY_PARAMS: list[tuple[str, float]] = [
     (r"\bsdxl\b|stable[- ]diffusion[- ]xl", 3.5e9),
-    (r"\bflux\.?1\b|\bflux[- ](?:dev|schnell|kontext)\b", 16.9e9),
+    (r"\bflux\.?1\b|\bflux[- ](?:(?:fill|redux|depth|canny)[- ])?(?:dev|schnell|kontext|fill|pro)\b", 16.9e9),
     (r"\bsd ?3(?:\.5)?[- ]?large\b", 12.7e9),
     (r"\bsd ?3(?:\.5)?(?:[- ]?medium)?\b|stable[- ]diffusion[- ]3", 7.0e9),
     (r"\bsd ?(?:v?1\.[45]|v?2(?:\.[01])?)\b|stable[- ]diffusion[- ](?:v?1\.[45]|v?2)", 1.07e9),

@@ -425,6 +425,7 @@ def a_variant_of_an_implementation(data: RuleInput) -> Iterator[Vote]:
                "the variant that fails adds the memory (its caching, compiled kernels or batching); report it there, or use the original.")
     for cause in ("input_size_too_large", "batch_too_large"):
         yield Vote(cause, -0.25, "The same inputs and batch fit with the original implementation.")
+    yield Vote("model_too_large", -0.3, "A variant of the same model fits, so its weights are not what the card lacks.")
 
 
 @rule
