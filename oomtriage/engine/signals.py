@@ -1666,9 +1666,10 @@ def read_signals(context: TriageContext) -> Signals:
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
-        signals.setting_ignored = bool(_search(_SETTING_IGNORED, note))
-        if signals.setting_ignored:
-            signals.evidence["setting_ignored"] = _search(_SETTING_IGNORED, note).group(0)
+        ignored = _search(_SETTING_IGNORED, note)
+        signals.setting_ignored = bool(ignored)
+        if ignored:
+            signals.evidence["setting_ignored"] = ignored.group(0)
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
