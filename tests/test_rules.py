@@ -3228,3 +3228,138 @@ def test_a_box_assigners_iou_matrix_is_the_input():
 
 def test_many_models_are_no_boxes():
     assert not signals_of("the server hosts many models and one more breaks it").many_boxes
+
+
+# --- tenth round: mechanisms read from sets 62 of real threads (wordings are my own) ---------------
+
+def _signals(note: str, text: str = "RuntimeError: CUDA out of memory."):
+    return read_signals(build_context(text=text, note=note))
+
+
+@pytest.mark.parametrize("note", [
+    "A segmentation net: with crop_size 512 it dies, with crop_size = 256 it works.",
+    "max_length 1024 fails; setting max_length to 384 it trains fine",
+    "after filtering out recordings longer than 15 seconds the training goes through",
+    "it only works if I downscale the images first",
+    "cropping the photos to 1024 px fixed it",
+])
+def test_a_smaller_input_that_fits_is_the_input_size(note):
+    assert _signals(note).smaller_input_fits
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["with batch size 4 it works", "reducing the image size does not fix it",
+                                  "lowering the resolution did not solve the problem"])
+def test_a_smaller_input_not_said_to_fit(note):
+    assert not _signals(note).smaller_input_fits
+
+
+@pytest.mark.parametrize("note", [
+    "xgboost with tree_method='gpu_hist' on 2 million rows and 5000 features runs out of GPU memory",
+    "Training an XGBRegressor on the GPU fails on my wide dataset, the CPU version works",
+    "LightGBM with device='gpu' crashes on a large training table",
+])
+def test_gradient_boosting_holds_the_whole_dataset(note):
+    causes = ranked("XGBoostError: Memory allocation error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory", note)
+    assert causes[0].id == "input_size_too_large"
+    batch = next((cause.confidence for cause in causes if cause.id == "batch_too_large"), 0.0)
+    assert batch < causes[0].confidence / 3
+
+
+def test_an_attention_op_named_by_tensorflow_is_the_score_matrix():
+    attention = ("ResourceExhaustedError: OOM when allocating tensor with shape[16,8,2048,2048] and type float on "
+                 "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+                 "\t [[{{node encoder/block_3/multi_head_attention/einsum/Einsum}}]]")
+    conv = ("ResourceExhaustedError: OOM when allocating tensor with shape[16,64,2048,2048] and type float on "
+            "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[{{node decoder/conv2d_4/Conv2D}}]]")
+    assert ids(attention, "batch size 16")[0] == "attention_quadratic"
+    assert ids(conv, "batch size 16")[0] != "attention_quadratic"
+
+
+@pytest.mark.parametrize("note", [
+    "training the ASR model is fine, it runs out of memory in the validation step",
+    "my text-to-speech model crashes during validation, training epochs are OK",
+    "the voice activity detector fine-tunes normally but the evaluation phase OOMs",
+])
+def test_speech_validation_runs_whole_recordings(note):
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_image_validation_still_suspects_no_grad():
+    note = "training the image classifier is fine, it runs out of memory in the validation step"
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "missing_no_grad"
+
+
+@pytest.mark.parametrize("note", ["training a conformer speech recognizer on my corpus runs out of memory",
+                                  "fine-tuning a TTS model on my own recordings fails with CUDA OOM"])
+def test_speech_training_long_tail_of_durations(note):
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "DeepSpeed ZeRO-3 offload does not work: it still runs out of GPU memory",
+    "cpu_offload is not working, the weights stay on the card and it OOMs",
+    "NVMe offload doesn't seem to work for me",
+])
+def test_an_offload_that_does_not_work_is_the_library(note):
+    text = sentence(req="978.00 MiB", total="4.00 GiB", free="0 bytes", alloc="1.70 GiB", unalloc="1.00 GiB")
+    assert ids(text, note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["out of memory even with a batch size of 2", "it OOMs even at batch size 1",
+                                  "fails even with batch_size=2"])
+def test_failure_even_at_a_tiny_batch(note):
+    assert _signals(note).batch_no_help
+
+
+@pytest.mark.parametrize("note", ["my dataset is 96 kHz recordings", "the clips are 48kHz wav files", "audio at 44.1 kHz"])
+def test_high_sample_rates_are_long_inputs(note):
+    assert _signals(note).long_input
+
+
+@pytest.mark.parametrize("note", ["python tools/train.py -c configs/det.yml --eval", "running train.py --eval --amp on one GPU"])
+def test_an_eval_flag_of_a_training_command_is_not_the_phase(note):
+    assert _signals(note).phase != "evaluation"
+
+
+def test_rendered_images_are_not_diffusion():
+    note = "After training my NeRF, rendering the test views generates 10 images and then fails"
+    signals = _signals(note)
+    assert "diffusion" not in signals.domains and "rendering" in signals.domains
+    ranking = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert "kv_cache_or_generation" not in ranking[:3] and "attention_quadratic" not in ranking[:3]
+    assert "reference_leak" in ranking[:2]
+
+
+@pytest.mark.parametrize("note", ["rendering novel views of my radiance field runs out of memory",
+                                  "Gaussian splatting: render the test views and it OOMs"])
+def test_a_renderers_chunk_of_rays_is_its_batch(note):
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "batch_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "encoding my rows: up to 2-3 million rows it works, beyond that CUDA OOM",
+    "not more than 500k sentences fit in one encode call",
+    "the predictor produces 40 frames and then the memory is gone",
+    "it transcribes 12 files and then crashes with out of memory",
+])
+def test_the_number_of_inputs_processed_decides(note):
+    assert _signals(note).dataset_size_matters
+
+
+@pytest.mark.parametrize("note", [
+    "each step the agent moves the transition to the GPU and appends it to self.replay",
+    "every experience is sent to the GPU with .cuda() and stored in the memory buffer",
+    "I push them to a deque as CUDA tensors",
+])
+def test_tensors_appended_to_a_container(note):
+    assert _signals(note).outputs_kept
+
+
+@pytest.mark.parametrize("note", [
+    "the first validation finishes, then loss.backward() of the next training step fails",
+    "evaluation completed and then the following training iteration ran out of memory",
+])
+def test_an_evaluation_that_finished_before_the_failing_training_step(note):
+    signals = _signals(note)
+    assert signals.eval_between_training and signals.phase == "training"

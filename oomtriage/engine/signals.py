@@ -48,7 +48,8 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
                    r"\binference (?:server|engine)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
-    ("evaluation", r"\bvalidat(?:e|es|ed|ion|ing)\b|\bevaluat(?:e|es|ed|ion|ing)\b|\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
+    # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
+    ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b|"
                    # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
@@ -109,7 +110,10 @@ _EVAL_WORD = r"(?:test(?:ing|s)?|eval\w*|validat\w*)"
 _EVAL_BETWEEN_TRAINING = (rf"\b{_EVAL_WORD}\b(?:[^.;]|\.(?=\S)){{0,60}}\b(?:after|at the end of|following|between) (?:every|each|the|all) (?:\w+ )?(?:epochs?|training epochs?)\b|"
                           rf"\b(?:every|each|per) (?:training )?epoch\b(?:[^.;]|\.(?=\S)){{0,40}}\b{_EVAL_WORD}\b|\bbetween (?:training )?epochs\b(?:[^.;]|\.(?=\S)){{0,40}}\b{_EVAL_WORD}\b|"
                           rf"\b(?:first|next|following) (?:training )?(?:step|batch|iteration|backward)s? (?:right )?(?:after|following|once) (?:the |an |each |every )?{_EVAL_WORD}\b|"
-                          rf"\b(?:after|once|following) (?:the |an |each |every )?{_EVAL_WORD}(?: (?:step|phase|loop|run|pass|round))?,? (?:the |when |as )?(?:training|the next (?:training )?step|backward|next epoch)\b")
+                          rf"\b(?:after|once|following) (?:the |an |each |every )?{_EVAL_WORD}(?: (?:step|phase|loop|run|pass|round))?,? (?:the |when |as )?(?:training|the next (?:training )?step|backward|next epoch)\b|"
+                          # "the first evaluation finishes, then the next training step's backward fails"
+                          rf"\b{_EVAL_WORD}(?: (?:step|phase|loop|run|pass|round))? (?:finishes|finished|completes|completed|ends|ended|is done|was done|passes|passed|goes through|went through)\b"
+                          r"[^.;]{0,20}?\b(?:then|and then|after which|but then)\b(?:[^.;]|\.(?=\w)){0,60}?\b(?:training|backward|(?:next|following) (?:training )?(?:step|batch|iteration))\b")
 # The failure placed in the second (or a later) epoch's training, after a first that went through.
 _LATER_EPOCH_TRAINING = (r"\b(?:after|in|during|at the start of|by) (?:the )?(?:2|two|second|3rd|third)(?:nd)? epochs?\b|"
                          r"\b(?:first epoch|epoch (?:1|one)) (?:is|was|goes|went|runs?|ran) (?:fine|ok|okay|well|through)|\bsecond epoch\b|"
@@ -143,7 +147,10 @@ _BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
                   # "the batch is already 1", "I already use a batch size of 1"
                   r"\bbatch(?:[ _-]?size)? (?:is|was) already (?:at |set to |only )?1\b|\balready (?:use |using |at |train \w+ )?(?:a )?batch(?:[ _-]?size)? (?:of |=\s?)?1\b|"
                   # "even when going from batch size 12 to batch size 1"
-                  r"(?:even|still)\b[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))")
+                  r"(?:even|still)\b[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))|"
+                  # the failure first, the tiny batch after: "out of memory even with a batch size of 2"
+                  r"\b(?:out of memory|ooms?|fails?|failed|crash\w*|runs? out|ran out|errors?)\b[^.;]{0,15}?\beven (?:with|at|for) (?:a |the )?"
+                  r"batch(?:[ _-]?size)?\s?(?:of |=\s?)?[1-4]\b(?! ?(?:gpus?|nodes?|cards?))")
 _INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
 _REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time|model|task|evaluation)\b|"
              r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task|image|frame|video|sample|request|prompt|file|item)\b|one after another|\bin (?:sequence|succession|turn)\b|"
@@ -339,6 +346,12 @@ _OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (
                  # Loops that gather every batch's outputs for the end: Lightning's *_epoch_end hooks
                  # (up to 1.9 every step's returned dict stays on the GPU), fastai's get_preds.
                  r"\b(?:training|validation|test)_epoch_end\b|\bget_preds\b|"
+                 # "sends every experience to the GPU and appends it to self.memory"
+                 r"\b(?:append|push|add|stor|cach|insert)\w* (?:it|them|each one|every one|the (?:tensors?|results?|outputs?|transitions?|experiences?)) "
+                 r"(?:to|in|into|on(?:to)?) (?:a |the |my |its )?(?:self\.\w+|python list|list|deque|dict\w*|buffer|replay (?:buffer|memory)|memory buffer|cache|queue)\b|"
+                 # an agent's experience memory kept as GPU tensors
+                 r"\b(?:experiences?|transitions?|observations|rollouts?)\b(?:[^.;]|\.(?=\w)){0,40}?(?:\.cuda\(\)|\bto the gpu|\bon the gpu|\.to\(device\))"
+                 r"(?:[^.;]|\.(?=\w)){0,40}?\b(?:append\w*|stor\w*|cach\w*|push\w*|memory|buffer)\b|"
                  r"\b(?:list|dict|cache|buffer|queue|deque) of (?:cached |stored |saved |gpu )?(?:\w+ )?"
                  r"(?:tensors|outputs|predictions|features|embeddings|logits|activations)\b")
 # Attention named where the note says it failed, or the memory-efficient kernels it lacks.
@@ -353,10 +366,12 @@ _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written)
                     r"no[-_ ]mem(?:ory)?[-_ ]?(?:efficient[-_ ])?attention|without (?:a )?(?:memory[- ]efficient|flash|xformers|fused)\w* attention|"
                     r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
 # A memory-saving switch a library documents that the note says changed nothing at all.
-_SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|cpu[_ ]offload\w*|sequential[_ ]offload\w*|low_cpu_mem_usage|"
+_SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|(?:cpu|nvme|zero-?[123]?)[_ -]offload\w*|sequential[_ ]offload\w*|low_cpu_mem_usage|"
                      r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b(?:(?!\.\s)[^;\n]){0,80}?"
                      r"(?:makes? no difference|made no difference|(?:has|had|have) no (?:\w+ )?effect|no (?:noticeable |visible )?effect|"
-                     r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no|(?:does ?n[o']t|did ?n[o']t|does not|did not|won't|will not) help)|"
+                     r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no|(?:does ?n[o']t|did ?n[o']t|does not|did not|won't|will not) help|"
+                     # "ZeRO-3 CPU offload does not work", "cpu_offload is not working"
+                     r"(?:do|does|did) ?(?:n[o']t|not) (?:seem to )?work|(?:is|are|was|were) ?(?:n't|not) working|not working)|"
                      # a memory knob at any value: "whatever --tile size is given", "regardless of the chunk size"
                      r"(?:whatever|regardless of|no matter (?:what|which|how small)?) (?:the |a )?(?:\w+ ){0,2}?(?:--?tile\w*|tile[_ ]size|tiles?|tiling|chunk\w*|slic\w*)\b|"
                      r"(?:--?tile\w*|tile[_ ]size|tiling|chunk[_ ]size|slice[_ ]size)\b[^.;]{0,60}?\b(?:whatever|regardless|no matter|any (?:value|size)|even (?:with )?(?:a |an )?(?:\w+ ){0,2}of 1\b)|"
@@ -447,6 +462,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
+               r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
                # a volume: "128^3", "160x192x160", "3D CT scans", "a 3D UNet" (activations grow with its cube)
                r"\b\d{2,4} ?(?:\^|\*\*) ?3\b|\b\d{2,4} ?[x×] ?\d{2,4} ?[x×] ?\d{2,4}\b|"
@@ -466,9 +483,28 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
 # than 50k sentences"): what grows is kept per input, not the batch.
 _DATASET_SIZE_MATTERS = (r"\b(?:beyond|more than|over|above|past|exceeding) (?:about |around |~ ?)?(?<![\w.,])\d[\d.,]*(?:\s?-\s?\d[\d.,]*)? ?(?:million|thousand|[mMkK]\b)? ?"
                          r"(?:records|sentences|documents|texts|samples|items|rows|examples|passages|queries|embeddings|images|frames)\b|"
-                         r"\b(?:up to|only|at most) (?:about |around |~ ?)?\d[\d.,]* ?(?:million|thousand|[mMkK]\b)? (?:records|sentences|documents|texts|samples|items|rows|passages|embeddings)\b[^.;]{0,30}\b(?:fit|work|succeed|go through)|"
+                         r"\b(?:up to|only|at most|not more than|no more than) (?:about |around |~ ?)?\d[\d.,]*(?:\s?-\s?\d[\d.,]*)? ?(?:million|thousand|[mMkK]\b)? (?:records|sentences|documents|texts|samples|items|rows|passages|embeddings)\b[^.;]{0,30}\b(?:fit|work|succeed|go through)|"
+                         # an inference loop that gets through a number of outputs first: "it generates 15
+                         # pictures and then fails", "after rendering 20 views it runs out"
+                         r"\b(?:generat|render|produc|sav|writ|predict|transcrib|encod|embedd?|process)\w* (?:about |around |~ ?)?(?<![\w.,])\d+ (?:\w+ )?"
+                         r"(?:pictures|images|frames|views|videos|clips|files|samples|outputs|sentences|documents|pages|results|predictions)\b"
+                         r"[^.;]{0,25}?\b(?:and )?(?:then|before|after which|until)\b|"
                          # one inference call over a whole large collection: "encode over a large dataset"
                          r"\b(?:encod\w*|embed\w*|predict\w*|infer\w*|transcrib\w*|scor\w*|run\w*|calls?)\b[^.;]{0,60}\b(?:(?:over|on|for) )?(?:a |the |my |our )?(?:whole |entire |full )?(?:very )?(?:large|big|huge|whole|entire|full) (?:dataset|corpus|collection|set of (?:documents|texts|images))\b")
+# A smaller input said to fit: a size knob set lower ("with cut_off_size = 300 it works"), inputs
+# cropped, shortened or filtered ("after removing clips longer than 20 s it trains").
+_INPUT_KNOB = (r"(?:cut_?off\w*|max[_ -]?(?:len\w*|length|seq\w*|source\w*|target\w*|duration|tokens)|resolution|"
+               r"img[_ -]?size|image[_ -]?size|imgsz|--img(?:-size)?|crop[_ -]?size|input[_ -]?size|patch[_ -]?size|"
+               r"seq(?:uence)?[_ -]?len\w*|context[_ -]?(?:len\w*|size|window)|num_ctx|n_ctx|max_model_len|image (?:side|dimension)s?)")
+_WORKS = (r"(?:works?|worked|runs?(?! out)|ran(?! out)|fits?|fitted|trains?|trained|succeeds?|succeeded|goes through|went through|is fine|was fine|"
+          r"fix(?:es|ed)? (?:it|this|the (?:problem|issue|error))|solv(?:es|ed) (?:it|this|the (?:problem|issue|error)))")
+_SHRUNK_INPUT = (r"(?:downscal|downsampl|resiz|crop|shrink|shrunk|reduc|lower|decreas|cut|truncat|shorten|limit|restrict|filter|remov|split|chunk|resampl)\w*")
+_INPUT_NOUN = (r"(?:images?|pictures?|photos?|resolution|inputs?|audio|clips?|utterances?|recordings?|sequences?|(?:sequence |audio |input |context )?length|"
+               r"files?|documents?|texts?|sentences?|samples? longer|(?:image |input |crop |patch )?size|features|columns)")
+_NOT_DENIED = r"(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b|\bnor\b)[^.;])"  # a gap no negation sits in
+_SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |at |: ?)?\d+\w*{_NOT_DENIED}{{0,25}}?\b(?:it |this |that |training |everything |then )?{_WORKS}\b|"
+                       rf"\b{_SHRUNK_INPUT} (?:the |all |my |our |each |every )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b{_NOT_DENIED}{{0,50}}?\b(?:it |this |that |training |everything |finally |then |now )*{_WORKS}\b|"
+                       rf"\b(?:only )?{_WORKS} (?:only )?(?:if|when|after|once) (?:i |we |you )?{_SHRUNK_INPUT} (?:the |all |my |our )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b")
 # Memory high at the start of a run that settles lower after some iterations: an autotuner's trials
 # (cudnn.benchmark tries every convolution algorithm with its workspace on each new input shape).
 _START_PEAK_THEN_LOWER = (r"\b(?:at the (?:very )?(?:beginning|start)|when (?:the )?(?:training|it|the run) (?:starts|begins)|(?:in|during|for) the first (?:few |couple of )?(?:iterations?|steps?|batches)|"
@@ -679,6 +715,15 @@ _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brn
 _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
               r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
               r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
+# Speech and audio models: their inputs are recordings whose durations have a long tail.
+_AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2vec|whisper|conformer|transducer|\brnnt\b|"
+          r"utterances?|\baudio\b|\bwavs?\b|\bspeakers?\b|diari[sz]\w*|\bmel[- ]?spectrograms?\b|\bkhz\b|recordings?\b")
+# Gradient-boosted trees and GPU dataframes: the whole training matrix (and its histograms) lives on
+# the device; there is no batch to make smaller.
+_GRADIENT_BOOSTING = (r"\bxgboost\b|\bxgb\.|gpu_hist|tree_method|\bdmatrix\b|XGB(?:Classifier|Regressor|Ranker)|lightgbm|\blgbm\b|"
+                      r"catboost|\bcuml\b|\bcudf\b|\brapids\b")
+# Images produced by rendering a scene (radiance fields, Gaussian splatting), not by a diffusion model.
+_RENDERER = r"\bnerfs?\b|radiance fields?|gaussian splatting|\b3dgs\b|\bsplat\w*|\brender(?:s|ed|ing)? (?:a |the |novel )?(?:views?|rays?|scenes?)\b|\brays?[_ ]?chunk"
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|(?<!de)(?<!en)coder|"
         r"causal ?lm|language model|\b\d+(?:\.\d+)?\s?[bB]\b(?= |-|$)")
 _TRANSFORMER_ENCODER = r"\bbert\b|roberta|electra|deberta|\bencoder\b|\bvit\b|transformer|wav2vec|whisper|conformer"
@@ -739,6 +784,7 @@ class Signals:
     wsl: bool = False
     own_code: bool = False
     dataset_size_matters: bool = False
+    smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
     auto_batch: bool = False
     works_alone: bool = False
     several_processes_one_gpu: bool = False
@@ -864,7 +910,7 @@ _NEGATION_WORDS = "no|not|never|without|none|nothing|nor"
 _NEGATION = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
 _NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode",
-              "frees_every_step"}  # "I can't free the GPU memory after each iteration" frees nothing
+              "frees_every_step", "smaller_input_fits"}  # "I can't free the GPU memory after each iteration" frees nothing
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -1506,7 +1552,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -1686,9 +1732,16 @@ def read_signals(context: TriageContext) -> Signals:
     signals.tensorflow_with_jax = bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and \
         not (context.error and context.error.framework == "tensorflow" and not (jax or torch))
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),
-                          ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER)):
+                          ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER), ("audio", _AUDIO), ("tabular", _GRADIENT_BOOSTING),
+                          ("rendering", _RENDERER)):
         if _search(pattern, everything):
             signals.domains.add(name)
-    if "diffusion" in signals.domains and _search(_GAN, everything) and not _search(r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b", everything):
-        signals.domains.discard("diffusion")  # a GAN's generated images come from one forward pass, not a denoising loop
+    if "diffusion" in signals.domains and (_search(_GAN, everything) or _search(_RENDERER, everything)) and \
+            not _search(r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b", everything):
+        # A GAN's generated images come from one forward pass, a renderer's (NeRF, Gaussian splatting)
+        # from rays through a small network: neither is a denoising loop.
+        signals.domains.discard("diffusion")
+    if "rendering" in signals.domains and signals.phase == "generation" and not signals.domains & {"llm", "diffusion"}:
+        # A renderer "generating" its images is running inference over views: no tokens, no KV cache.
+        signals.phase = "evaluation"
     return signals

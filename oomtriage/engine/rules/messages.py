@@ -90,8 +90,15 @@ def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
     that changes nothing at all is not reaching the code that allocates: a pipeline or version that
     ignores it, or a setting read before it was set."""
     if data.signals.switch_no_effect:
-        yield Vote("framework_bug", 0.55, f'A memory-saving switch had no effect ("{data.signals.evidence["switch_no_effect"]}"): '
+        said = data.signals.evidence["switch_no_effect"]
+        offload = bool(re.search(r"offload", said, re.IGNORECASE))
+        yield Vote("framework_bug", 0.65 if offload else 0.55, f'A memory-saving switch had no effect ("{said}"): '
                    "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")
+        if offload:
+            # Offload that works keeps the weights (or optimizer states) off the GPU whatever the input;
+            # one that does not leaves them all there.
+            yield Vote("input_size_too_large", -0.3, "With working offload the weights leave the GPU; an input of this size "
+                       "would fit the room they leave.")
         if re.search(r"til|chunk|slic", data.signals.evidence["switch_no_effect"], re.IGNORECASE):
             # Tiling or chunking bounds the memory an input takes; at any setting the same failure
             # means the allocation happens outside the tiled path, not that the input is too large.

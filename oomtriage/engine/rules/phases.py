@@ -37,6 +37,10 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "evaluation inputs are often full-size where training used crops or shorter sequences.")
     if signals.long_input:
         yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
+    elif "audio" in signals.domains and not signals.growth:
+        # Speech training crops or filters utterances by duration; validation runs whole recordings.
+        yield Vote("input_size_too_large", 0.5, "Speech models train on utterances capped or bucketed by duration but often "
+                   "validate on whole recordings: the longest one sets evaluation's peak.")
     elif "detection" in signals.domains and not big_request and not signals.growth:
         # Dense prediction trains on crops and evaluates on whole images (Cityscapes: 512x1024 crops,
         # 1024x2048 at test time), so evaluation is where the largest activations appear.
@@ -50,7 +54,7 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     elif signals.serving_engine:
         yield Vote("missing_no_grad", -0.6, f'A serving engine runs the model ("{signals.evidence["serving_engine"]}"), '
                    "always under inference mode.")
-    long_context = signals.long_input or (signals.seq_len or 0) >= 8192
+    long_context = signals.long_input or (signals.seq_len or 0) >= 8192 or ("audio" in signals.domains and not signals.growth)
     yield Vote("missing_no_grad", 0.45 if big_request or long_context else 0.6, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.growth:
@@ -395,6 +399,14 @@ def generation(data: RuleInput) -> Iterator[Vote]:
     if "diffusion" in signals.domains and signals.phase in ("generation", "evaluation", "unknown"):
         yield Vote("attention_quadratic", 0.55, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
+        return
+    if "rendering" in signals.domains and "llm" not in signals.domains and signals.phase in ("generation", "evaluation"):
+        # A renderer's images come from rays marched through a small network, a chunk of rays at a
+        # time: that chunk (and the samples per ray) is its batch; there is no KV cache. (A loop that
+        # fails after N images keeps them: rule memory_scales_with_the_inputs_processed.)
+        if not (signals.dataset_size_matters or signals.growth):
+            yield Vote("batch_too_large", 0.35, "A renderer evaluates rays a chunk at a time: the rays per chunk (and samples "
+                       "per ray) are its batch; lower the chunk sizes for rendering.")
         return
     if signals.phase != "generation" or signals.serving_engine:
         return

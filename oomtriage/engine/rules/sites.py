@@ -73,6 +73,26 @@ def innermost_site(context) -> str | None:
     return None
 
 
+# An op the framework names in its message (TensorFlow's node, XLA's op_name) that computes attention.
+_ATTENTION_OP = re.compile(r"attention|attn|\bmha\b|multi_?head|self_?att|scores?\b|dot_product", re.IGNORECASE)
+
+
+@rule
+def attention_op_in_the_message(data: RuleInput) -> Iterator[Vote]:
+    """TensorFlow and XLA name the op that failed. An attention op whose output ends in two equal,
+    long dimensions ([batch, heads, N, N]) is the score matrix itself, which grows with the square
+    of the sequence (or of the pixels an attention layer over a feature map attends across), where
+    the batch only scales it linearly."""
+    error = data.context.error
+    shape = error.tensor_shape if error else None
+    if not error or not error.operation or not shape or len(shape) < 3 or not _ATTENTION_OP.search(error.operation):
+        return
+    if shape[-1] == shape[-2] and shape[-1] >= 512:
+        yield Vote("attention_quadratic", 0.8, f"The failing op is attention (`{error.operation[:80]}`) and its tensor {shape} ends "
+                   f"in a {shape[-1]:,} x {shape[-1]:,} score matrix: it grows with the square of the sequence or feature map.")
+        yield Vote("batch_too_large", -0.3, "The batch scales the score matrix only linearly; its size is the square of the length.")
+
+
 @rule
 def allocation_site(data: RuleInput) -> Iterator[Vote]:
     frames = meaningful_frames(data.context)[:6]

@@ -484,8 +484,11 @@ def failing_tensor_dimensions(data: RuleInput) -> Iterator[Vote]:
     shape = error.tensor_shape if error else None
     if not shape or len(shape) < 3:
         return
-    # NHWC or NCHW: the two largest of the three trailing dimensions are the sides of an image.
-    sides = sorted(shape[1:], reverse=True)[:2] if len(shape) == 4 else []
+    # NHWC or NCHW: the two largest of the three trailing dimensions are the sides of an image
+    # (unless the op is attention: then they are its N x N score matrix, rule attention_op_in_the_message).
+    attention = bool(error.operation and shape[-1] == shape[-2] and re.search(r"attention|attn|multi_?head|dot_product",
+                                                                              error.operation, re.IGNORECASE))
+    sides = sorted(shape[1:], reverse=True)[:2] if len(shape) == 4 and not attention else []
     large_sides = bool(sides) and min(sides) >= 1000
     if shape[0] == 1:
         yield Vote("batch_too_large", -0.4, f"The failing tensor {shape} holds a batch of one: there is no smaller batch.")
@@ -630,6 +633,44 @@ def large_inputs(data: RuleInput) -> Iterator[Vote]:
                    "activation scales with their length or resolution.")
         if signals.domains & {"encoder", "llm"}:
             yield Vote("attention_quadratic", 0.3, "In a transformer, attention over a long input grows with its square.")
+
+
+@rule
+def a_smaller_input_fits(data: RuleInput) -> Iterator[Vote]:
+    """The same run fits once its inputs are smaller (a size knob lowered, inputs cropped, cut or
+    filtered by length): the activations that do not fit are the input's size."""
+    signals = data.signals
+    if signals.smaller_input_fits and not signals.input_no_help:
+        yield Vote("input_size_too_large", 0.6, f'A smaller input fits ("{signals.evidence["smaller_input_fits"]}"): the '
+                   "activations grow with the input's length or resolution; cap it (crop, tile, filter or split long inputs).")
+
+
+@rule
+def whole_dataset_on_the_device(data: RuleInput) -> Iterator[Vote]:
+    """Gradient-boosted trees (XGBoost's gpu_hist, LightGBM, CatBoost) and GPU dataframes keep the
+    whole training matrix on the device with its quantile sketches and per-node histograms, which
+    grow with rows x features (x bins): there is no batch to shrink."""
+    signals = data.signals
+    if "tabular" not in signals.domains or signals.host_only:
+        return
+    yield Vote("input_size_too_large", 0.5, "Gradient-boosted trees and GPU dataframes hold the whole training matrix and its "
+               "histograms on the GPU: memory grows with rows x features. Use fewer or sparser features, sample rows, fewer "
+               "bins (max_bin), or external-memory / multi-GPU training.")
+    yield Vote("batch_too_large", -0.4, "There is no batch: the whole dataset is on the device at once.")
+
+
+@rule
+def speech_inputs(data: RuleInput) -> Iterator[Vote]:
+    """Speech corpora have a long tail of durations, and the longest utterance sets the peak: in
+    training when no cap filters them, in validation where recordings are run whole."""
+    signals = data.signals
+    if "audio" not in signals.domains or signals.long_input or signals.host_only or signals.growth:
+        return
+    # (A training step that fails right after an evaluation is what the evaluation left: rule
+    # training_after_an_evaluation.)
+    if signals.phase == "training" and not (signals.batch_budget or signals.eval_between_training or signals.later_epoch_training):
+        yield Vote("input_size_too_large", 0.3, "Speech corpora have a long tail of utterance durations: the longest one in a "
+                   "batch sets the peak. Cap or filter the duration (or batch by total duration).")
 
 
 @rule
