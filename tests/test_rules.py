@@ -3363,3 +3363,59 @@ def test_tensors_appended_to_a_container(note):
 def test_an_evaluation_that_finished_before_the_failing_training_step(note):
     signals = _signals(note)
     assert signals.eval_between_training and signals.phase == "training"
+
+
+@pytest.mark.parametrize("note", [
+    "with the library at 2.4.1 it OOMs whatever the batch; reverting the library back to 2.4.0 it trains",
+    "downgrading peft back to 0.10.0 makes it fit again",
+])
+def test_a_package_reverted_to_an_earlier_release(note):
+    assert _signals(note).upgrade_regression
+
+
+def test_fsdps_state_dict_warning_is_the_save():
+    text = ("torch/distributed/fsdp/_state_dict_utils.py:312: UserWarning: Failed to clone() tensor with name "
+            "_fsdp_wrapped_module.encoder.layers.11.fc2.weight on rank 3. This may mean that this state_dict entry could point to "
+            "invalid memory regions after returning from state_dict() call if this parameter is managed by FSDP. Error: CUDA out of "
+            "memory. Tried to allocate 128.00 MiB (GPU 3; 39.39 GiB total capacity; 37.80 GiB already allocated; 60.00 MiB free; "
+            "38.20 GiB reserved in total by PyTorch)")
+    signals = read_signals(build_context(text=text, note="it dies once training is over"))
+    assert signals.saving and signals.fsdp
+    assert ids(text, "it dies once training is over")[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note,expected", [("serving a quantized 13B model", 1.0), ("the model is quantized", 1.0),
+                                           ("quantized: yes", 1.0), ("a 13B model in fp16", 2.0), ("a 13B model", None)])
+def test_a_quantized_model_without_its_bits(note, expected):
+    assert _signals(note).weight_bytes == expected
+
+
+@pytest.mark.parametrize("note", [
+    "in Jupyter, running the cell that loads the model a second time gives CUDA out of memory",
+    "whenever I rerun the notebook cell that builds the pipeline it OOMs",
+    "switching the checkpoint from v1-5 to v2-1 in the web UI fails with out of memory",
+    "loading the model again in the same session runs out of memory",
+])
+def test_a_model_loaded_again_in_a_running_process(note):
+    assert _signals(note).model_replaced
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+def test_switching_to_a_larger_model_is_not_a_kept_model():
+    note = "switching the model from 7b to 70b, a larger one, runs out of memory"
+    assert "reference_leak" not in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:1]
+
+
+def test_memory_a_native_library_never_returns():
+    note = "I del the object and call gc.collect() before loading the next model, yet the VRAM is never released"
+    native = "CUDA error 2 at ggml-cuda.cu:512: out of memory"
+    torch_text = "torch.OutOfMemoryError: CUDA out of memory."
+    assert _signals(note).freed_not_released
+    assert ids(native, note)[0] == "framework_bug"
+    assert ids(torch_text, note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["training a video VAE with the default script runs out of memory",
+                                  "fine-tuning the text-to-video model on my clips gives CUDA OOM"])
+def test_video_training_scales_with_frames_and_resolution(note):
+    assert "input_size_too_large" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]

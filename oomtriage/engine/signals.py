@@ -191,7 +191,7 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
                    # "a build of the master branch", "switching back to version 0.2.0 there is no leak"
                    r"\bbuild (?:of|from) (?:the )?(?:\w+ )?(?:master|main|dev|development) (?:branch|head)\b|\b(?:master|main) branch build\b|"
-                   rf"(?:switch|go|went|roll|revert|fall|move)\w* back to (?:\w+ )?(?:version |release |build )?{_A_VERSION}|"
+                   rf"(?:switch|go|went|roll|revert|fall|move|downgrad)\w* (?:[\w.-]+ ){{0,2}}back to (?:\w+ )?(?:version |release |build )?{_A_VERSION}|"
                    r"newer (?:version|release|build)|new (?:version|release)|(?:latest|newest) (?:\w+ )?(?:commit|version|release|master|main|nightly|build)\b|"
                    # "revision 7b33ef4 works fine": a build named by its commit, beside one that fails
                    r"\b(?:revision|commit|rev|build|sha)\s?[0-9a-f]{7,40}\b[^.;]{0,40}?\b(?:works?|worked|ran|runs|is fine|was fine|fits?|fine)\b|"
@@ -442,6 +442,7 @@ _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint
            r"\b(?:saving|save|checkpointing) (?:step|stage|phase)\b|\b(?:when|while|during|at) (?:the )?(?:saving|save)\b|"
            r"\bwrit(?:e|es|ing) (?:the |a |out the )?(?:\w+ )?checkpoints?\b|\bcheckpoints? (?:gets |is |was )?(?:written|saved)\b|"
            r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
+_FSDP_STATE_DICT_GATHER = r"Failed to clone\(\) tensor with name [\w.]+|fsdp/_state_dict_utils\.py|_full_pre_state_dict_hook|_common_unshard_pre_state_dict_hook"
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
                     # "about half of the GPU memory is never used", "40% of the VRAM stays free"
@@ -590,6 +591,24 @@ def _models_built_in_a_loop(note: str) -> str | None:
     return None
 
 
+# A model loaded again, or replaced by another, while the process keeps running (a notebook cell
+# that loads it rerun, an app switching models): the previous one is still referenced when the next
+# one arrives.
+_MODEL_WORD = r"(?:models?|pipelines?|networks?|llms?|checkpoints?|weights)"
+_MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that cell )?again|execut\w* (?:it |the cell )?again)\b[^.;]{{0,60}}?"
+                   rf"\b(?:load\w*|creat\w*|build\w*|instantiat\w*) (?:the |a |my )?(?:\w+ )?{_MODEL_WORD}\b|"
+                   rf"\b(?:cell|code|function|block)\b[^.;]{{0,20}}?\b(?:that |which )?(?:load\w*|creat\w*|build\w*) (?:the |a |my )?(?:\w+ )?{_MODEL_WORD}\b"
+                   r"[^.;]{0,30}?\b(?:re-?runs?|re-?ran|re-?run\w*|runs? again|ran again|re-?execut\w*|(?:a|the) second time|twice)\b|"
+                   rf"\b(?:re)?load\w* (?:it|the model|the same model|a (?:new|different|second|another) model|another model) again\b|"
+                   rf"\bload(?:ing)? (?:it |the model )?(?:a|the) second time\b|"
+                   # an app switching what it serves: "changing the model from sd1.5 to sd2"
+                   rf"\b(?:chang|switch|swap)\w* (?:the |my |our )?(?:\w+ )?{_MODEL_WORD} from [\w./-]+ to [\w./-]+|"
+                   r"\b(?:use|using|select\w*|pick\w*|load\w*) (?:a |one )?(?:different|another) (?:model|checkpoint|control\w*|lora)\b[^.;]{0,40}?\b(?:then|and then)\b")
+# The program freed what it held and the memory did not come back.
+_FREED_BY_THE_PROGRAM = r"\bdel\b|\bdelet\w*|gc\.collect|\bunload\w*|\bfree(?:d|s|ing)? (?:the |it|them|my )"
+_NOT_RELEASED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
+                 r"(?:isn't|wasn't|aren't|weren't) (?:released|freed|returned)|not (?:released|freed)|"
+                 r"(?:stays?|remains?|stayed|remained) (?:allocated|occupied|in use|reserved))\b")
 # Several processes of one program on one GPU: workers, replicas or actors sharing a card (each
 # TensorFlow or JAX process reserves most of it at start; fractional GPU requests are only a schedule).
 _SEVERAL_PROCESSES_ONE_GPU = (r"\bworkers_per_replica\b|\b(?:workers?|processes|replicas?) per (?:gpu|replica|card|device)\b|"
@@ -722,6 +741,9 @@ _AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2v
 # the device; there is no batch to make smaller.
 _GRADIENT_BOOSTING = (r"\bxgboost\b|\bxgb\.|gpu_hist|tree_method|\bdmatrix\b|XGB(?:Classifier|Regressor|Ranker)|lightgbm|\blgbm\b|"
                       r"catboost|\bcuml\b|\bcudf\b|\brapids\b")
+# Video models: activations grow with frames x height x width.
+_VIDEO = (r"\bvideos?\b|\bnum_frames\b|\b\d+ frames (?:per|each|a) (?:clip|sample|video)\b|\bframes per clip\b|\bclips? of \d+ frames\b|"
+          r"\btext-to-video\b|\bimage-to-video\b|\bt2v\b|\bi2v\b")
 # Images produced by rendering a scene (radiance fields, Gaussian splatting), not by a diffusion model.
 _RENDERER = r"\bnerfs?\b|radiance fields?|gaussian splatting|\b3dgs\b|\bsplat\w*|\brender(?:s|ed|ing)? (?:a |the |novel )?(?:views?|rays?|scenes?)\b|\brays?[_ ]?chunk"
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|(?<!de)(?<!en)coder|"
@@ -785,6 +807,8 @@ class Signals:
     own_code: bool = False
     dataset_size_matters: bool = False
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
+    model_replaced: bool = False  # a model loaded again, or switched for another, in a process that keeps running
+    freed_not_released: bool = False  # the program deleted what it held and the memory did not come back
     auto_batch: bool = False
     works_alone: bool = False
     several_processes_one_gpu: bool = False
@@ -972,6 +996,11 @@ def _weight_bytes(text: str) -> float | None:
     if _search(r"\b4-?bit\b|\bint4\b|\bq4\w*|\bawq\b|\bgptq\b|\bnf4\b|\bqlora\b", text):
         return 0.5
     if _search(r"\b8-?bit\b|\bint8\b|\bfp8\b|\bq8\w*", text):
+        return 1.0
+    # "a quantized 12B model" without the bits: at most one byte a weight (8-bit is the usual default
+    # of the loaders and servers that quantize on load), not the fp16 estimate.
+    if _search(r"\bquantized (?:\w+[- ]?){0,2}(?:model|weights|checkpoint|version|variant|\d+(?:\.\d+)?\s?b\b)|\b(?:model|weights) (?:is |are )?quantized\b|"
+               r"\bquantized: ?(?:yes|true)\b|\bquantized (?:[\w.-]+ ){0,2}(?:[\w.-]*-)?\d+(?:\.\d+)?b\b", text):
         return 1.0
     if _search(r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b(?! (?:of|the|an?|as|way|an hour|a day)\b)(?!-(?:way|full|empty))|torch_dtype", text):
         return 2.0
@@ -1552,7 +1581,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -1581,6 +1610,18 @@ def read_signals(context: TriageContext) -> Signals:
     # older "Total memory: 8.00GiB", TF 2 "deviceMemorySize: 15.98GiB").
     signals.logged_device_total = _stated_size(re.search(r"\b(?:totalMemory|Total memory|deviceMemorySize):\s*(\d+(?:\.\d+)?\s?[KMGT]i?B)\b",
                                                          f"{message}\n{excerpt[:200000]}"))
+    if _search(_FREED_BY_THE_PROGRAM, note):
+        kept = _search(_NOT_RELEASED, note)
+        if kept:
+            signals.freed_not_released = True
+            signals.evidence["freed_not_released"] = kept.group(0)
+    if not signals.saving:
+        # FSDP's own warning when gathering a full state dict runs out ("Failed to clone() tensor ...
+        # state_dict() call"): the failure is the save, whatever the note says.
+        gathered = _search(_FSDP_STATE_DICT_GATHER, f"{message}\n{excerpt[-20000:]}")
+        if gathered:
+            signals.saving = True
+            signals.evidence["saving"] = gathered.group(0)
     imbalance = _search(_GPU_IMBALANCE_WARNING, f"{message}\n{excerpt[-20000:]}")
     if imbalance:
         signals.gpu_imbalance_warning = True
@@ -1723,7 +1764,7 @@ def read_signals(context: TriageContext) -> Signals:
                                        r"all_gather|all_reduce|broadcast", everything)) \
         or (signals.gpu_count or 0) > 1 or len(context.failing_ranks) > 1 or (context.environment.world_size or 1) > 1 \
         or bool(re.search(r"ranks?|process|workers?", signals.evidence.get("rank0_heavy", ""), re.IGNORECASE))  # "every worker on GPU 0"
-    signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", everything))
+    signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", f"{everything}\n{excerpt[-20000:]}"))
     # XLA's sources live under org_tensorflow/tensorflow/compiler: a path there is JAX, not TensorFlow.
     tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|keras|\btfds\b",
                  re.sub(r"org_tensorflow/tensorflow/\S*|external/org_tensorflow\S*", "", everything))
@@ -1733,7 +1774,7 @@ def read_signals(context: TriageContext) -> Signals:
         not (context.error and context.error.framework == "tensorflow" and not (jax or torch))
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),
                           ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER), ("audio", _AUDIO), ("tabular", _GRADIENT_BOOSTING),
-                          ("rendering", _RENDERER)):
+                          ("rendering", _RENDERER), ("video", _VIDEO)):
         if _search(pattern, everything):
             signals.domains.add(name)
     if "diffusion" in signals.domains and (_search(_GAN, everything) or _search(_RENDERER, everything)) and \

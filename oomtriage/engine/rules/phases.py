@@ -178,6 +178,54 @@ def models_built_in_a_loop(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_model_loaded_again(data: RuleInput) -> Iterator[Vote]:
+    """A model loaded again, or replaced by another, in a process that keeps running (a notebook
+    cell rerun, an app switching checkpoints): the old model is still referenced while the new one
+    loads, so two sets of weights meet on the GPU. Free the old one (del, gc.collect(),
+    torch.cuda.empty_cache()) before loading."""
+    signals = data.signals
+    if not signals.model_replaced or signals.models_in_a_loop:
+        return
+    said = signals.evidence["model_replaced"]
+    if re.search(r"\b(?:larger|bigger|heavier)\b", _sentence_of(data.context.note or "", said), re.IGNORECASE):
+        return  # a larger model replacing a smaller one may simply not fit
+    freed = signals.freed_not_released
+    yield Vote("reference_leak", 0.3 if freed else 0.6, f'A model is loaded again while the process keeps running ("{said}"): the previous '
+               "one is still referenced when the next arrives; free it first (del it and what holds it, gc.collect(), "
+               "torch.cuda.empty_cache()).")
+    for cause in ("checkpoint_loading", "model_too_large"):
+        yield Vote(cause, -0.35, "The same loading fitted the first time: what fills the GPU is the model kept from before.")
+
+
+@rule
+def freed_but_not_released(data: RuleInput) -> Iterator[Vote]:
+    """The program deleted what it held (del, gc.collect, an unload call) and the memory did not
+    come back. In PyTorch something still references the tensors (an optimizer, a closure, outputs,
+    a notebook's output history); a native library (llama.cpp, ONNX Runtime, TensorRT, CTranslate2)
+    that keeps its device buffers after its object is gone is the library's leak."""
+    signals = data.signals
+    if not signals.freed_not_released:
+        return
+    said = signals.evidence["freed_not_released"]
+    if data.framework in ("pytorch", "tensorflow", "jax", "unknown"):
+        yield Vote("reference_leak", 0.55, f'The memory stayed after the objects were deleted ("{said}"): something still references '
+                   "them (an optimizer, a closure, kept outputs, a notebook's output history).")
+    else:
+        yield Vote("framework_bug", 0.6, f'The memory stayed after the library\'s objects were deleted ("{said}"): the library keeps '
+                   "its device buffers; upgrade it, or load once and reuse the object (or run each load in its own process).")
+    if signals.phase == "loading":
+        for cause in ("checkpoint_loading", "model_too_large"):
+            yield Vote(cause, -0.3, "A load fitted before: the memory is the previous load's, never returned.")
+
+
+def _sentence_of(note: str, said: str) -> str:
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n", note):
+        if said in sentence:
+            return sentence
+    return note
+
+
+@rule
 def state_carried_over(data: RuleInput) -> Iterator[Vote]:
     """A tensor one iteration produced that the next one starts from (an RNN's hidden state, the
     previous step's output or prediction) keeps that iteration's graph attached: every backward

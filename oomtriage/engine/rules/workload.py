@@ -674,6 +674,18 @@ def speech_inputs(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def video_inputs(data: RuleInput) -> Iterator[Vote]:
+    """A video model's activations grow with frames x height x width: a clip is a batch of frames
+    before the batch size counts."""
+    signals = data.signals
+    if "video" not in signals.domains or signals.long_input or signals.host_only or signals.growth:
+        return
+    if signals.phase == "training" and not signals.batch_budget:
+        yield Vote("input_size_too_large", 0.35, "Video activations grow with frames x height x width: fewer frames per clip or "
+                   "a lower resolution shrink every layer's activations (the batch multiplies them).")
+
+
+@rule
 def long_sequences(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.seq_len and signals.seq_len >= 8192 and not signals.domains & {"llm", "encoder"}:
