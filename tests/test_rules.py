@@ -3419,3 +3419,29 @@ def test_memory_a_native_library_never_returns():
                                   "fine-tuning the text-to-video model on my clips gives CUDA OOM"])
 def test_video_training_scales_with_frames_and_resolution(note):
     assert "input_size_too_large" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize("note,expected", [("on the CPU it is fine, the GPU run dies", False), ("it works on the CPU", False),
+                                           ("I set it to run on the CPU but a CUDA allocation fails", True)])
+def test_a_cpu_run_compared_is_not_cpu_mode(note, expected):
+    assert _signals(note).cpu_mode is expected
+
+
+def test_validation_failing_after_training_epochs_completed_stays_evaluation():
+    signals = _signals("each training epoch completes, but validation crashes with CUDA out of memory")
+    assert signals.phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["I turned on ZeRO offload but the offloading doesn't seem to work",
+                                  "offload is enabled and has no effect at all"])
+def test_offloading_said_not_to_work(note):
+    assert _signals(note).switch_no_effect
+
+
+@pytest.mark.parametrize("note", ["12 frames come out and then it crashes", "20 images were saved before it ran out of memory"])
+def test_outputs_that_came_out_before_the_failure(note):
+    assert _signals(note).dataset_size_matters
+
+
+def test_a_model_served_with_quantization():
+    assert _signals("serving a 12B model with bitsandbytes quantization").weight_bytes == 1.0

@@ -242,7 +242,10 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
-_CPU_MODE = r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|on the cpu\b|meant to (?:use|run on) the cpu"
+# ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
+_CPU_MODE = (r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
+             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)|"
+             r"meant to (?:use|run on) the cpu")
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
                  # passive: "while the VGG base is still being built", "while the model is built"
@@ -366,7 +369,7 @@ _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written)
                     r"no[-_ ]mem(?:ory)?[-_ ]?(?:efficient[-_ ])?attention|without (?:a )?(?:memory[- ]efficient|flash|xformers|fused)\w* attention|"
                     r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
 # A memory-saving switch a library documents that the note says changed nothing at all.
-_SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|(?:cpu|nvme|zero-?[123]?)[_ -]offload\w*|sequential[_ ]offload\w*|low_cpu_mem_usage|"
+_SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|(?:cpu|nvme|zero-?[123]?)[_ -]offload\w*|\boffload(?:ing)?\b|sequential[_ ]offload\w*|low_cpu_mem_usage|"
                      r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b(?:(?!\.\s)[^;\n]){0,80}?"
                      r"(?:makes? no difference|made no difference|(?:has|had|have) no (?:\w+ )?effect|no (?:noticeable |visible )?effect|"
                      r"(?:is|was|gets?) ignored|(?:is|was) not applied|either way|seems? to have no|(?:does ?n[o']t|did ?n[o']t|does not|did not|won't|will not) help|"
@@ -490,6 +493,10 @@ _DATASET_SIZE_MATTERS = (r"\b(?:beyond|more than|over|above|past|exceeding) (?:a
                          r"\b(?:generat|render|produc|sav|writ|predict|transcrib|encod|embedd?|process)\w* (?:about |around |~ ?)?(?<![\w.,])\d+ (?:\w+ )?"
                          r"(?:pictures|images|frames|views|videos|clips|files|samples|outputs|sentences|documents|pages|results|predictions)\b"
                          r"[^.;]{0,25}?\b(?:and )?(?:then|before|after which|until)\b|"
+                         # "15 images come out and then it crashes"
+                         r"(?<![\w.,])\d+ (?:\w+ )?(?:pictures|images|frames|views|videos|clips|files|samples|outputs|renders|results|predictions) "
+                         r"(?:come out|came out|are (?:generated|rendered|produced|saved|written|done)|were (?:generated|rendered|produced|saved|written)|"
+                         r"get (?:generated|rendered|saved|written)|go through|went through)[^.;]{0,25}?\b(?:and )?(?:then|before|after which|until)\b|"
                          # one inference call over a whole large collection: "encode over a large dataset"
                          r"\b(?:encod\w*|embed\w*|predict\w*|infer\w*|transcrib\w*|scor\w*|run\w*|calls?)\b[^.;]{0,60}\b(?:(?:over|on|for) )?(?:a |the |my |our )?(?:whole |entire |full )?(?:very )?(?:large|big|huge|whole|entire|full) (?:dataset|corpus|collection|set of (?:documents|texts|images))\b")
 # A smaller input said to fit: a size knob set lower ("with cut_off_size = 300 it works"), inputs
@@ -606,7 +613,7 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
                    r"\b(?:use|using|select\w*|pick\w*|load\w*) (?:a |one )?(?:different|another) (?:model|checkpoint|control\w*|lora)\b[^.;]{0,40}?\b(?:then|and then)\b")
 # The program freed what it held and the memory did not come back.
 _FREED_BY_THE_PROGRAM = r"\bdel\b|\bdelet\w*|gc\.collect|\bunload\w*|\bfree(?:d|s|ing)? (?:the |it|them|my )"
-_NOT_RELEASED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
+_MEMORY_STAYED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
                  r"(?:isn't|wasn't|aren't|weren't) (?:released|freed|returned)|not (?:released|freed)|"
                  r"(?:stays?|remains?|stayed|remained) (?:allocated|occupied|in use|reserved))\b")
 # Several processes of one program on one GPU: workers, replicas or actors sharing a card (each
@@ -1000,6 +1007,7 @@ def _weight_bytes(text: str) -> float | None:
     # "a quantized 12B model" without the bits: at most one byte a weight (8-bit is the usual default
     # of the loaders and servers that quantize on load), not the fp16 estimate.
     if _search(r"\bquantized (?:\w+[- ]?){0,2}(?:model|weights|checkpoint|version|variant|\d+(?:\.\d+)?\s?b\b)|\b(?:model|weights) (?:is |are )?quantized\b|"
+               r"\bwith (?:\w+ )?quantization\b(?! of the (?:kv|cache))|\bquantization (?:on|enabled)\b|--quantize\b|"
                r"\bquantized: ?(?:yes|true)\b|\bquantized (?:[\w.-]+ ){0,2}(?:[\w.-]*-)?\d+(?:\.\d+)?b\b", text):
         return 1.0
     if _search(r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|\bhalf\b(?! (?:of|the|an?|as|way|an hour|a day)\b)(?!-(?:way|full|empty))|torch_dtype", text):
@@ -1611,7 +1619,7 @@ def read_signals(context: TriageContext) -> Signals:
     signals.logged_device_total = _stated_size(re.search(r"\b(?:totalMemory|Total memory|deviceMemorySize):\s*(\d+(?:\.\d+)?\s?[KMGT]i?B)\b",
                                                          f"{message}\n{excerpt[:200000]}"))
     if _search(_FREED_BY_THE_PROGRAM, note):
-        kept = _search(_NOT_RELEASED, note)
+        kept = _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note)
         if kept:
             signals.freed_not_released = True
             signals.evidence["freed_not_released"] = kept.group(0)
@@ -1646,9 +1654,13 @@ def read_signals(context: TriageContext) -> Signals:
     if growth_mode:
         signals.fits_without_growth_mode = True
         signals.evidence["fits_without_growth_mode"] = growth_mode
+    between = signals.evidence.get("eval_between_training", "")
+    after_eval = between[m.end():] if (m := re.search(_EVAL_WORD, between, re.IGNORECASE)) else between
     if signals.eval_between_training and signals.phase == "evaluation" and (
             signals.later_epoch_training or _search(r"\b(?:first|next|following) (?:training )?(?:step|batch|iteration|backward)|"
-                                                    r"\b(?:training|backward|next epoch)\b", signals.evidence["eval_between_training"])):
+                                                    r"\b(?:training|backward|next epoch)\b", after_eval)):
+        # (Only what comes after the evaluation counts: "every training epoch completes, but
+        # validation fails" names the training that went well before it.)
         # "the second epoch fails; we validate after each one": the failing step is training's, the
         # evaluation is what ran before it (rule training_after_an_evaluation).
         signals.phase, signals.phase_source = "training", f'the note says "{signals.evidence["eval_between_training"]}"'

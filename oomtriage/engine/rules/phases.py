@@ -193,7 +193,7 @@ def a_model_loaded_again(data: RuleInput) -> Iterator[Vote]:
     yield Vote("reference_leak", 0.3 if freed else 0.6, f'A model is loaded again while the process keeps running ("{said}"): the previous '
                "one is still referenced when the next arrives; free it first (del it and what holds it, gc.collect(), "
                "torch.cuda.empty_cache()).")
-    for cause in ("checkpoint_loading", "model_too_large"):
+    for cause in ("checkpoint_loading", "model_too_large", "full_precision"):
         yield Vote(cause, -0.35, "The same loading fitted the first time: what fills the GPU is the model kept from before.")
 
 
