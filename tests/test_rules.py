@@ -3445,3 +3445,30 @@ def test_outputs_that_came_out_before_the_failure(note):
 
 def test_a_model_served_with_quantization():
     assert _signals("serving a 12B model with bitsandbytes quantization").weight_bytes == 1.0
+
+
+@pytest.mark.parametrize("note", ["testing with the pretrained model it fails", "the error comes after testing 500 images",
+                                  "while testing on the checkpoint from epoch 20 it runs out of memory"])
+def test_testing_a_model_is_evaluation(note):
+    assert _signals(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", [
+    "GPU memory is unbalanced in my DDP job: 3 additional processes sit on GPU0 with 600 MB each",
+    "with 4 GPUs the processes of the other GPUs each take about 700 MB on GPU 0",
+    "GPU 0 holds an extra 900 MiB from each of the other 7 processes, so it runs out first",
+])
+def test_the_other_ranks_on_the_first_gpu(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and not report.detected
+    assert report.causes[0].id == "other_process_or_device"
+
+
+def test_the_other_ranks_on_the_first_gpu_after_loading_a_checkpoint():
+    note = ("on 4 GPUs each process loads the saved checkpoint at start, and the processes of GPUs 1-3 each use "
+            "almost a GB on GPU0")
+    assert ids("", note)[0] == "checkpoint_loading"
+
+
+def test_a_batch_size_in_parentheses():
+    assert _signals("the default batchSize (64) does not fit").batch_size == 64

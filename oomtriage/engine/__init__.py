@@ -21,10 +21,13 @@ MAX_CONFIDENCE = 0.97
 # crashes", "memory error", "gets killed"), or that its memory climbs on the way there ("a memory
 # leak", "memory usage keeps increasing"): enough to rank causes without the message.
 _NOTE_SAYS_IT_DIED = re.compile(
-    r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
+    r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bruns? out (?:first|too|early|quickly|soon)\b|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
     r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
+    # memory one GPU holds beyond its share: "unbalanced GPU memory", "almost a GB each on GPU0"
+    r"\b(?:unbalanced|imbalanced|uneven|lopsided) (?:gpu )?(?:memory|load|usage|vram)\b|\b(?:gpu|memory|vram) (?:load |memory |usage )?is (?:unbalanced|uneven|imbalanced)\b|"
+    r"\b(?:GB|GiB|MB|MiB) (?:each |apiece )?on (?:gpu ?0|cuda:0|device 0|the first gpu)\b|"
     rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 

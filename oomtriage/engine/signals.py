@@ -50,7 +50,8 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                    r"\binference (?:server|engine)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
-                   r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint)s?\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
+                   r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
+                   r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b|"
                    # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
                    # a trained model run over many inputs: "running the model over the frames of a video"
@@ -425,6 +426,15 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+# The job's other ranks showing up on the first GPU (a process of each, or memory "from each of the
+# other processes"): each made a CUDA context or placed tensors on cuda:0 before (or without)
+# choosing its own device.
+_RANKS_ON_GPU0 = (rf"\b(?:several|multiple|many|\d+|extra|additional|other|the other) (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?:the )?(?:{_ZEROTH})|"
+                  rf"\bprocess(?:es)? (?:of|for|from) (?:the )?(?:other )?(?:gpus?|ranks?|cards?)\b[^.;]{{0,50}}?\bon (?:the )?(?:{_ZEROTH})|"
+                  rf"(?:{_ZEROTH})[^.;]{{0,60}}?\bfrom (?:each|every one|all) of the (?:other )?(?:\d+ )?(?:processes|ranks|workers)\b|"
+                  rf"\b(?:each|every) (?:other )?(?:rank|process|worker)\b[^.;]{{0,50}}?\b(?:context|memory)\b[^.;]{{0,20}}?\bon (?:the )?(?:{_ZEROTH})")
+_LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |my )?(?:saved )?(?:checkpoints?|state[_ ]dicts?|weights|parameters|ckpt)\b|"
+                      r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b")
 # "The memory is not allocated evenly across the GPUs": an imbalance said through its negation (read
 # with a plain search: the negation is the statement).
 _NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|balanced)\b[^.;]{0,30}\b(?:gpus|cards|devices|ranks)\b|"
@@ -816,6 +826,8 @@ class Signals:
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
     model_replaced: bool = False  # a model loaded again, or switched for another, in a process that keeps running
     freed_not_released: bool = False  # the program deleted what it held and the memory did not come back
+    ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
+    loads_saved_state: bool = False  # the note says the run loads saved weights or state (a checkpoint, torch.load, a resume)
     auto_batch: bool = False
     works_alone: bool = False
     several_processes_one_gpu: bool = False
@@ -1039,7 +1051,7 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*(\d+)\b", note)
+    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b", note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
@@ -1585,7 +1597,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, what_failed),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),

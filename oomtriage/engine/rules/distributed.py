@@ -18,7 +18,20 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
     tensors on cuda:0, the loss or metrics computed on one device)."""
     signals = data.signals
     multi = signals.distributed or signals.data_parallel or signals.several_gpus
-    if signals.rank0_heavy and multi:
+    if signals.ranks_on_gpu0 and (multi or signals.rank0_heavy):
+        # Each rank's own process on the first GPU: its CUDA context, or tensors it restored or created
+        # there, because it had not chosen its device (torch.cuda.set_device(local_rank)) or loaded a
+        # checkpoint without map_location (torch.load restores onto the device it was saved from).
+        said = signals.evidence["ranks_on_gpu0"]
+        loads = signals.loads_saved_state
+        if loads:
+            yield Vote("checkpoint_loading", 0.7, f'The other ranks hold memory on the first GPU ("{said}") and each loads saved state '
+                       f'("{signals.evidence["loads_saved_state"]}"): torch.load restores tensors onto the GPU they were saved from; pass '
+                       "map_location to the rank's own device (or the CPU).")
+        yield Vote("other_process_or_device", 0.5 if loads else 0.7, f'The other ranks have processes or memory on the first GPU ("{said}"): '
+                   "each created its CUDA context or tensors on cuda:0; call torch.cuda.set_device(local_rank) first thing in each process.")
+        yield Vote("distributed_replication", 0.2, "The extra memory on that GPU belongs to the other ranks.")
+    elif signals.rank0_heavy and multi:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
         yield Vote("other_process_or_device", -0.3, "The extra processes or memory on that GPU are the job's own ranks.")
@@ -92,8 +105,8 @@ def whole_model_on_every_gpu(data: RuleInput) -> Iterator[Vote]:
     GPUs together would hold fails on each one. One process that splits it (device_map="auto",
     tensor parallelism, an inference server) or ZeRO-3 places each weight once."""
     signals, capacity = data.signals, data.numbers.capacity
-    if not signals.copy_per_device:
-        return
+    if not signals.copy_per_device or signals.ranks_on_gpu0:
+        return  # (the other ranks' memory on the first GPU is rule one_gpu_heavier's)
     said = signals.evidence["copy_per_device"]
     params, gpus = signals.param_count, signals.gpu_count or 0
     whole = (signals.weight_bytes or 2) * params if params else None
