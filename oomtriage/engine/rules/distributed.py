@@ -28,9 +28,10 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
             yield Vote("checkpoint_loading", 0.7, f'The other ranks hold memory on the first GPU ("{said}") and each loads saved state '
                        f'("{signals.evidence["loads_saved_state"]}"): torch.load restores tensors onto the GPU they were saved from; pass '
                        "map_location to the rank's own device (or the CPU).")
-        yield Vote("other_process_or_device", 0.5 if loads else 0.7, f'The other ranks have processes or memory on the first GPU ("{said}"): '
-                   "each created its CUDA context or tensors on cuda:0; call torch.cuda.set_device(local_rank) first thing in each process.")
-        yield Vote("distributed_replication", 0.2, "The extra memory on that GPU belongs to the other ranks.")
+        yield Vote("distributed_replication", 0.55 if loads else 0.65, f'The other ranks have processes or memory on the first GPU '
+                   f'("{said}"): each created its CUDA context or tensors on cuda:0; call torch.cuda.set_device(local_rank) first '
+                   "thing in each process.")
+        yield Vote("other_process_or_device", 0.3, "Each of those processes placed its context or tensors on a device that is not its own.")
     elif signals.rank0_heavy and multi:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
