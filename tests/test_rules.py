@@ -3474,3 +3474,14 @@ def test_the_other_ranks_on_the_first_gpu_after_loading_a_checkpoint():
 
 def test_a_batch_size_in_parentheses():
     assert _signals("the default batchSize (64) does not fit").batch_size == 64
+
+
+@pytest.mark.parametrize("note", ["the float32 script runs out of memory, the fp16 one works well",
+                                  "in fp32 it OOMs on 24 GB; it fits in bf16"])
+def test_half_precision_said_to_fit_where_fp32_fails(note):
+    assert _signals(note).half_fits
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "full_precision"
+
+
+def test_half_precision_said_not_to_work():
+    assert not _signals("in fp32 it OOMs and fp16 does not work either").half_fits

@@ -171,7 +171,8 @@ def precision(data: RuleInput) -> Iterator[Vote]:
     if signals.full_precision_said:
         said = signals.evidence["full_precision_said"]
         # Failing while the weights are loaded in fp32 is the weights being twice their half size.
-        weight = 0.35 if signals.low_precision else 0.8 if signals.phase == "loading" else 0.7
+        # (Half precision named beside it is an alternative, unless the note says that run works.)
+        weight = 0.75 if signals.half_fits else 0.35 if signals.low_precision else 0.8 if signals.phase == "loading" else 0.7
         yield Vote("full_precision", weight, f'The model runs in 32-bit floats ("{said}"): '
                    "every weight and activation takes twice what bf16/fp16 (or autocast) needs.")
         return
