@@ -3485,3 +3485,10 @@ def test_half_precision_said_to_fit_where_fp32_fails(note):
 
 def test_half_precision_said_not_to_work():
     assert not _signals("in fp32 it OOMs and fp16 does not work either").half_fits
+
+
+@pytest.mark.parametrize("note", ["In my DDP run GPU0 carries 3 extra processes of ~400 MB each, so GPU memory use is lopsided",
+                                  "GPU 0 shows the other five processes holding ~800 MiB apiece in distributed training"])
+def test_the_other_ranks_on_the_first_gpu_in_other_words(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes[0].id == "distributed_replication"

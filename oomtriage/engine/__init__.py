@@ -26,8 +26,10 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
     r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
     # memory one GPU holds beyond its share: "unbalanced GPU memory", "almost a GB each on GPU0"
-    r"\b(?:unbalanced|imbalanced|uneven|lopsided) (?:gpu )?(?:memory|load|usage|vram)\b|\b(?:gpu|memory|vram) (?:load |memory |usage )?is (?:unbalanced|uneven|imbalanced)\b|"
+    r"\b(?:unbalanced|imbalanced|uneven|lopsided) (?:gpu )?(?:memory|load|usage|vram)\b|"
+    r"\b(?:gpu|memory|vram|load|usage)(?: load| memory| usage| use)? (?:is |was |gets |looks )?(?:unbalanced|uneven|imbalanced|lopsided)\b|"
     r"\b(?:GB|GiB|MB|MiB) (?:each |apiece )?on (?:gpu ?0|cuda:0|device 0|the first gpu)\b|"
+    r"\b(?:gpu ?#?0|cuda:0|device 0|the first gpu)\b[^.;]{0,50}?\bprocess(?:es)? (?:\w+ )?(?:holding|using|taking|occupying|with) (?:~ ?|about |around )?\d|"
     rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 

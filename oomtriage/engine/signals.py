@@ -429,7 +429,10 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
 # The job's other ranks showing up on the first GPU (a process of each, or memory "from each of the
 # other processes"): each made a CUDA context or placed tensors on cuda:0 before (or without)
 # choosing its own device.
-_RANKS_ON_GPU0 = (rf"\b(?:several|multiple|many|\d+|extra|additional|other|the other) (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?:the )?(?:{_ZEROTH})|"
+_FEW = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|fifteen|several|multiple|many|extra|additional|other|the other)"
+_RANKS_ON_GPU0 = (rf"\b{_FEW} (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?:the )?(?:{_ZEROTH})|"
+                  # "GPU0 carries 7 extra processes", "GPU 0 shows the other seven processes"
+                  rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:carries|carried|has|had|hosts|holds|shows|showed|gets|lists)\b[^.;]{{0,15}}?\b{_FEW} (?:\w+ )?process(?:es)?\b|"
                   rf"\bprocess(?:es)? (?:of|for|from) (?:the )?(?:other )?(?:gpus?|ranks?|cards?)\b[^.;]{{0,50}}?\bon (?:the )?(?:{_ZEROTH})|"
                   rf"(?:{_ZEROTH})[^.;]{{0,60}}?\bfrom (?:each|every one|all) of the (?:other )?(?:\d+ )?(?:processes|ranks|workers)\b|"
                   rf"\b(?:each|every) (?:other )?(?:rank|process|worker)\b[^.;]{{0,50}}?\b(?:context|memory)\b[^.;]{{0,20}}?\bon (?:the )?(?:{_ZEROTH})")
