@@ -3492,3 +3492,15 @@ def test_half_precision_said_not_to_work():
 def test_the_other_ranks_on_the_first_gpu_in_other_words(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and report.causes[0].id == "distributed_replication"
+
+
+@pytest.mark.parametrize("text,note", [
+    ("RuntimeError: Error in faiss::gpu::StandardGpuResourcesImpl::allocMemory: StandardGpuResources: alloc fail type "
+     "TemporaryMemoryBuffer dev 0 space Device size 1610612736 bytes (cudaMalloc error out of memory [2])",
+     "computing embeddings with a pytorch model, then building the index in the same script"),
+    ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 536,870,912 bytes (allocated so far: 0 bytes).",
+     "I call cupy right after my torch training loop in the same process"),
+])
+def test_a_gpu_library_beside_a_framework_in_one_process(text, note):
+    assert _signals(note, text).library_beside_framework
+    assert ids(text, note)[0] == "other_process_or_device"

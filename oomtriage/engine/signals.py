@@ -764,6 +764,9 @@ _GRADIENT_BOOSTING = (r"\bxgboost\b|\bxgb\.|gpu_hist|tree_method|\bdmatrix\b|XGB
 # Video models: activations grow with frames x height x width.
 _VIDEO = (r"\bvideos?\b|\bnum_frames\b|\b\d+ frames (?:per|each|a) (?:clip|sample|video)\b|\bframes per clip\b|\bclips? of \d+ frames\b|"
           r"\btext-to-video\b|\bimage-to-video\b|\bt2v\b|\bi2v\b")
+# GPU libraries with their own allocator (they cudaMalloc directly, outside a framework's cache).
+_OWN_ALLOCATOR_LIBRARY = r"\bfaiss\b|\bcupy\b|\bnumba\b|\bxgboost\b|\bcudf\b|\bcuml\b|\bonnxruntime\b|\btensorrt\b|\bctranslate2\b"
+_DL_FRAMEWORK = r"\b(?:pytorch|torch|tensorflow|keras|jax)\b"
 # Images produced by rendering a scene (radiance fields, Gaussian splatting), not by a diffusion model.
 _RENDERER = r"\bnerfs?\b|radiance fields?|gaussian splatting|\b3dgs\b|\bsplat\w*|\brender(?:s|ed|ing)? (?:a |the |novel )?(?:views?|rays?|scenes?)\b|\brays?[_ ]?chunk"
 _LLM = (r"\bllama|\bgpt|mistral|qwen|deepseek|falcon|\bphi-?\d|gemma|\bopt-\d|bloom|\bllms?\b|\bchat\b|-chat\b|(?<!de)(?<!en)coder|"
@@ -833,6 +836,7 @@ class Signals:
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
     model_replaced: bool = False  # a model loaded again, or switched for another, in a process that keeps running
     freed_not_released: bool = False  # the program deleted what it held and the memory did not come back
+    library_beside_framework: bool = False  # a GPU library with its own allocator failed beside a framework in the same process
     ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
     loads_saved_state: bool = False  # the note says the run loads saved weights or state (a checkpoint, torch.load, a resume)
     auto_batch: bool = False
@@ -1637,6 +1641,11 @@ def read_signals(context: TriageContext) -> Signals:
     # older "Total memory: 8.00GiB", TF 2 "deviceMemorySize: 15.98GiB").
     signals.logged_device_total = _stated_size(re.search(r"\b(?:totalMemory|Total memory|deviceMemorySize):\s*(\d+(?:\.\d+)?\s?[KMGT]i?B)\b",
                                                          f"{message}\n{excerpt[:200000]}"))
+    failing_library = _search(_OWN_ALLOCATOR_LIBRARY, f"{message}\n{frames}")
+    framework_in_note = _search(_DL_FRAMEWORK, note)
+    if failing_library and framework_in_note and not _search(_OWN_ALLOCATOR_LIBRARY, framework_in_note.group(0)):
+        signals.library_beside_framework = True
+        signals.evidence["library_beside_framework"] = f"{failing_library.group(0)} beside {framework_in_note.group(0)}"
     if _search(_FREED_BY_THE_PROGRAM, note):
         kept = _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note)
         if kept:

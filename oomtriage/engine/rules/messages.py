@@ -211,6 +211,18 @@ def two_frameworks(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_library_beside_a_framework(data: RuleInput) -> Iterator[Vote]:
+    """A GPU library with its own allocator (faiss, CuPy, XGBoost, ONNX Runtime...) asks the driver
+    directly, while the framework in the same process (PyTorch's caching allocator, TensorFlow's or
+    JAX's pool) keeps what it holds or freed reserved: that memory is the other framework's."""
+    signals = data.signals
+    if signals.library_beside_framework:
+        yield Vote("other_process_or_device", 0.6, f'The allocation that failed is a library\'s own ("{signals.evidence["library_beside_framework"]}"): '
+                   "the framework in the same process holds (or keeps cached) the rest of the GPU; free its cache first "
+                   "(torch.cuda.empty_cache()), cap its share, or let the library allocate through the framework.")
+
+
+@rule
 def another_process_started(data: RuleInput) -> Iterator[Vote]:
     """A second process of a pre-allocating framework (JAX takes 75% at start, TensorFlow ~all) or a
     job started beside another on the same device fails while the first holds the memory."""
