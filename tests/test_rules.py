@@ -3504,3 +3504,10 @@ def test_the_other_ranks_on_the_first_gpu_in_other_words(note):
 def test_a_gpu_library_beside_a_framework_in_one_process(text, note):
     assert _signals(note, text).library_beside_framework
     assert ids(text, note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["GPU 0 holds more memory than the other GPUs in my DDP run",
+                                  "one GPU uses far more memory than the others with DataParallel"])
+def test_one_gpu_holding_more_than_its_share_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and not report.detected and report.causes

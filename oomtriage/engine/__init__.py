@@ -30,6 +30,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:gpu|memory|vram|load|usage)(?: load| memory| usage| use)? (?:is |was |gets |looks )?(?:unbalanced|uneven|imbalanced|lopsided)\b|"
     r"\b(?:GB|GiB|MB|MiB) (?:each |apiece )?on (?:gpu ?0|cuda:0|device 0|the first gpu)\b|"
     r"\b(?:gpu ?#?0|cuda:0|device 0|the first gpu)\b[^.;]{0,50}?\bprocess(?:es)? (?:\w+ )?(?:holding|using|taking|occupying|with) (?:~ ?|about |around )?\d|"
+    r"\b(?:gpu ?#?0|rank ?0|cuda:0|device 0|the first gpu|one (?:of the )?gpus?)\b[^.;]{0,30}?\b(?:holds?|uses?|takes?|has|gets|needs?|allocates?) "
+    r"(?:a lot |much |far |way )?(?:more|most|extra) (?:gpu |vram |video )?(?:memory|vram)\b|"
     rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 
