@@ -1581,6 +1581,14 @@ _LATER_ROUND_FAILED = r"\b(?:second|next|2nd|third|later|following) (?:training 
 _LONGEST_NUMBER = 24
 
 
+def _mark(signals: Signals, name: str, match: re.Match[str] | None) -> bool:
+    """Set a flag read outside the flags table, with what was said as its evidence."""
+    if match:
+        setattr(signals, name, True)
+        signals.evidence[name] = match.group(0)
+    return bool(match)
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], context.note or "")
     frames = frame_text(context)
@@ -1647,26 +1655,15 @@ def read_signals(context: TriageContext) -> Signals:
         signals.library_beside_framework = True
         signals.evidence["library_beside_framework"] = f"{failing_library.group(0)} beside {framework_in_note.group(0)}"
     if _search(_FREED_BY_THE_PROGRAM, note):
-        kept = _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note)
-        if kept:
-            signals.freed_not_released = True
-            signals.evidence["freed_not_released"] = kept.group(0)
+        _mark(signals, "freed_not_released", _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note))
+    log_tail = f"{message}\n{excerpt[-20000:]}"
     if not signals.saving:
         # FSDP's own warning when gathering a full state dict runs out ("Failed to clone() tensor ...
         # state_dict() call"): the failure is the save, whatever the note says.
-        gathered = _search(_FSDP_STATE_DICT_GATHER, f"{message}\n{excerpt[-20000:]}")
-        if gathered:
-            signals.saving = True
-            signals.evidence["saving"] = gathered.group(0)
-    imbalance = _search(_GPU_IMBALANCE_WARNING, f"{message}\n{excerpt[-20000:]}")
-    if imbalance:
-        signals.gpu_imbalance_warning = True
-        signals.evidence["gpu_imbalance_warning"] = imbalance.group(0)
+        _mark(signals, "saving", _search(_FSDP_STATE_DICT_GATHER, log_tail))
+    _mark(signals, "gpu_imbalance_warning", _search(_GPU_IMBALANCE_WARNING, log_tail))
     if not signals.long_input:
-        warned = _search(_OVERLONG_INPUT_WARNING, f"{everything}\n{excerpt[-20000:]}")
-        if warned:
-            signals.long_input = True
-            signals.evidence["long_input"] = warned.group(0)
+        _mark(signals, "long_input", _search(_OVERLONG_INPUT_WARNING, f"{everything}\n{excerpt[-20000:]}"))
     if not signals.optimizer_step and _sgd_fits_adam_fails(note):
         signals.optimizer_step = True
         signals.evidence["optimizer_step"] = "SGD fits where Adam fails"
