@@ -3511,3 +3511,18 @@ def test_a_gpu_library_beside_a_framework_in_one_process(text, note):
 def test_one_gpu_holding_more_than_its_share_is_a_suspected_oom(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and not report.detected and report.causes
+
+
+@pytest.mark.parametrize("note", [
+    "it seems to calculate how many layers to offload from the model alone, ignoring the context size",
+    "the launcher offloads too many layers to the GPU once the context is large",
+    "the server underestimates the memory its KV cache needs",
+])
+def test_a_tools_own_estimate_said_to_be_wrong(note):
+    assert _signals(note).tool_misestimates
+    assert ids("CUDA error: out of memory", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["it offloads from the model to the CPU and still fails", "I unload the model between runs"])
+def test_offload_and_unload_are_not_loading(note):
+    assert _signals(note).phase != "loading"

@@ -42,7 +42,8 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"\b(?:restart|continu|pick|carr|start)\w*(?: (?:it|them|the run|the job|training|the training|up|on|again)){0,2} from "
                 r"(?:a |the |my |its |an |that )?(?:saved |last |previous |earlier |latest )?(?:checkpoint|ckpt|snapshot)s?\b|"
                 r"(?:weights|model|checkpoint|state|ckpt)s? (?:are|is|were|was) (?:being )?load|"
-                r"load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
+                # ("offload from the model", "unload the model" are no loading)
+                r"(?<![\w-])(?:re|pre)?load(?:ing|s)? (?:the |a |my |its )?(?:\w+ ){0,2}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load|"
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
@@ -585,6 +586,13 @@ _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|in
 # its own limit, under what the card holds.
 _TOOL_MEMORY_CAP = (r"\b(?:it|the (?:code|library|tool|script|server|framework|launcher|loader)|(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.py)\s+(?:sets|caps|limits|restricts|reserves)\s+"
                     r"(?:the )?(?:gpu |vram |device )?memory(?: use| usage)?\s+(?:to|at)\s+(?:about |only )?\d{1,3}\s?%")
+# The tool's own plan of what fits said to be wrong: it counts the layers to put on the GPU, or the
+# memory it needs, without something that also takes memory ("calculates how many layers to offload
+# from the model alone, ignoring the context size", "offloads too many layers", "underestimates").
+_TOOL_MISESTIMATES = (r"\b(?:calculat|estimat|comput|decid|determin|pick|choos)\w* (?:how many|the number of) (?:\w+ )?layers\b"
+                      r"(?:[^.;]|\.(?=\w)){0,80}?\b(?:ignor\w*|without (?:count|consider|includ|account)\w*|not (?:count|consider|includ|account)\w*|from the model alone)|"
+                      r"\b(?:offloads?|offloading|puts?|loads?|places?) too many (?:\w+ )?layers\b|"
+                      r"\b(?:under-?estimat\w*|mis-?calculat\w*|mis-?estimat\w*|wrongly estimat\w*) (?:the |its |how much )?(?:gpu |vram |video )?(?:memory|vram|context|kv|space|room)")
 # The weights' size stated in the note ("loading all 5 models takes about 3.3GB of VRAM").
 _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|five) )?(?:models?|weights)\b[^.;]{0,15}?\b(?:takes?|took|uses?|used|occup\w+|needs?)\s+"
                    r"(?:about |around |~ ?|roughly )?(\d+(?:\.\d+)?)\s?(GiB|GB|G|MiB|MB)\b")
@@ -832,6 +840,7 @@ class Signals:
     wsl: bool = False
     own_code: bool = False
     dataset_size_matters: bool = False
+    tool_misestimates: bool = False  # the tool's own plan of what fits on the GPU is said to be wrong
     half_fits: bool = False  # a half-precision run said to work where the 32-bit one fails
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
     model_replaced: bool = False  # a model loaded again, or switched for another, in a process that keeps running
@@ -1620,7 +1629,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

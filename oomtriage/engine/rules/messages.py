@@ -155,6 +155,8 @@ def serving_engine(data: RuleInput) -> Iterator[Vote]:
         weight = 0.45 if signals.under_load and not signals.immediate else 0.8 if at_start else 0.55
         if signals.engine_starting:
             weight = max(weight, 0.75)  # the engine's own start-up or wake-up failed: its reservation is what did not fit
+        if signals.tool_misestimates:
+            weight = min(weight, 0.45)  # the engine's own plan is said to be wrong (rule a_tools_own_estimate_is_wrong)
         elif signals.colocated and signals.phase in ("training", "unknown"):
             weight = 0.3  # the trainer beside the engine failed, not the engine's own reservation (rule trainer_beside_an_inference_engine)
         yield Vote("kv_cache_or_generation", weight, f"{what} reserves GPU memory for its KV cache up front "

@@ -461,6 +461,17 @@ def a_tools_own_memory_cap(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_tools_own_estimate_is_wrong(data: RuleInput) -> Iterator[Vote]:
+    """Tools that decide themselves what goes on the GPU (llama.cpp front ends choosing how many
+    layers to offload, servers sizing their cache) plan from an estimate; one that leaves out a part
+    (the context's KV cache, the compute buffers) overfills a card that would hold a smaller plan."""
+    signals = data.signals
+    if signals.tool_misestimates:
+        yield Vote("framework_bug", 0.75, f'The tool\'s own plan of what fits is said to be wrong ("{signals.evidence["tool_misestimates"]}"): '
+                   "upgrade it (such estimates get fixed), or set the offload / memory budget yourself with headroom.")
+
+
+@rule
 def offload_not_applied(data: RuleInput) -> Iterator[Vote]:
     """With a pipeline's CPU offload on, weights go to the GPU one component at a time as each runs:
     running out while the pipeline is still being built means something was placed on the GPU
