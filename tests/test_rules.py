@@ -3526,3 +3526,9 @@ def test_a_tools_own_estimate_said_to_be_wrong(note):
 @pytest.mark.parametrize("note", ["it offloads from the model to the CPU and still fails", "I unload the model between runs"])
 def test_offload_and_unload_are_not_loading(note):
     assert _signals(note).phase != "loading"
+
+
+@pytest.mark.parametrize("note", ["It happens on TensorFlow 2.6 to 2.10 but not on 2.5.",
+                                  "the leak appears with version 1.13.1 and not with 1.12.0"])
+def test_a_failure_on_some_releases_and_not_on_an_earlier_one(note):
+    assert _signals(note).upgrade_regression

@@ -188,6 +188,8 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION}[^.;]{{0,30}}\bthere (?:is|was) no (?:leak|oom|problem|issue|error|crash)\b|"
+                   # "it happens on TensorFlow 2.6 to 2.10 but not on 2.5"
+                   rf"\b(?:happens?|occurs?|appears?|fails?|ooms?|breaks?)\b[^.;]{{0,15}}?\b(?:on|in|with|under|since) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,30}}?\b(?:but|and|yet) not (?:on|in|with|under) (?:\w+ )?{_A_VERSION}|"
                    # "ollama 0.1.11 ran this model, the upgraded version does not"
                    rf"(?<![\w.]){_A_VERSION_NOT_SIZE} (?:ran|runs|worked|works|was fine|is fine|fit|fits|handled)\b|\bupgraded (?:version|build|release|package|install\w*)\b|"
                    r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
