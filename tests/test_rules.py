@@ -3532,3 +3532,9 @@ def test_offload_and_unload_are_not_loading(note):
                                   "the leak appears with version 1.13.1 and not with 1.12.0"])
 def test_a_failure_on_some_releases_and_not_on_an_earlier_one(note):
     assert _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note,expected", [("OCR with det_limit_side_len=20000 on long scans", True), ("imgsz: 4096 for the detector", True),
+                                           ("image_size=512", False)])
+def test_an_image_side_limit_of_thousands_of_pixels(note, expected):
+    assert _signals(note).long_input is expected

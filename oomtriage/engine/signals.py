@@ -482,6 +482,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
+               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*\s?[=:]\s?(?:[4-9]\d{3}|\d{5,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
