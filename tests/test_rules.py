@@ -3538,3 +3538,8 @@ def test_a_failure_on_some_releases_and_not_on_an_earlier_one(note):
                                            ("image_size=512", False)])
 def test_an_image_side_limit_of_thousands_of_pixels(note, expected):
     assert _signals(note).long_input is expected
+
+
+def test_a_release_regression_outranks_the_keras_evaluation_default():
+    note = "model.predict on a big numpy array runs out of GPU memory with TensorFlow 2.9 but not with 2.4"
+    assert ids("ResourceExhaustedError: OOM when allocating tensor", note)[0] == "framework_bug"

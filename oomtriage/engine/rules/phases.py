@@ -20,8 +20,9 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
         return  # host memory is what fills, with no GPU message: the host rule says it
     where = signals.phase_source
     if data.framework == "tensorflow":
-        yield Vote("reference_leak", 0.55, f"It failed during evaluation ({where}); in TensorFlow/Keras evaluation "
-                   "OOMs usually come from predictions or graphs accumulated across batches.")
+        # (A workload that fitted on an earlier release is the release's before it is the usual suspect.)
+        yield Vote("reference_leak", 0.35 if signals.upgrade_regression else 0.55, f"It failed during evaluation ({where}); in "
+                   "TensorFlow/Keras evaluation OOMs usually come from predictions or graphs accumulated across batches.")
         if not (signals.growth or signals.keras_call_in_loop):  # memory that grew call after call is no batch too large from the start
             yield Vote("batch_too_large", 0.4, "Evaluation batch sizes are often set larger than training ones.")
         return
