@@ -3543,3 +3543,13 @@ def test_an_image_side_limit_of_thousands_of_pixels(note, expected):
 def test_a_release_regression_outranks_the_keras_evaluation_default():
     note = "model.predict on a big numpy array runs out of GPU memory with TensorFlow 2.9 but not with 2.4"
     assert ids("ResourceExhaustedError: OOM when allocating tensor", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["every one of my six 40G A100s loads its own full copy of the model",
+                                  "each of the four 3090s holds the whole model"])
+def test_each_card_named_by_its_model_holding_a_copy(note):
+    assert _signals(note).copy_per_device
+
+
+def test_an_image_side_limit_raised_in_words():
+    assert _signals("I raised det_limit_side_len to 20000 so tall pages are not shrunk").long_input

@@ -483,7 +483,7 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
-               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*\s?[=:]\s?(?:[4-9]\d{3}|\d{5,})\b|"
+               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*(?:\s?[=:]\s?| (?:to|of|at) )(?:[4-9]\d{3}|\d{5,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
@@ -1267,7 +1267,10 @@ def _fits_without_growth_mode(note: str) -> str | None:
 # "Every GPU loads the whole model", "each card loads it once", "not spread over the cards": one full
 # copy of the weights per device (a process per GPU each loading everything), not a model too large
 # for the job's GPUs together.
-_EACH_DEVICE = (r"\b(?:every|each(?: of the)?|all(?: (?:the|\d+|of the))?|both)\s+(?:\w+\s+)?(?:gpus?|cards?|ranks?|processe?s?|devices?|workers?)\b|"
+# (a card named by its model counts as a device: "each of my six 40G A100s", "both 3090s")
+_DEVICE_NOUN = r"(?:gpus?|cards?|ranks?|processe?s?|devices?|workers?|[ahlvt]\d{2,3}s|rtx ?\d{4}s|\d{4}s)"
+_EACH_DEVICE = (rf"\b(?:every|each(?: of the)?|all(?: (?:the|\d+|of the))?|both)\s+(?:\w+\s+)?{_DEVICE_NOUN}\b|"
+                rf"\b(?:every|each)(?: one)? of (?:my |the |our |its |these )?(?:[\w-]+\s+){{0,3}}?{_DEVICE_NOUN}\b|"
                 r"\bper (?:gpu|card|rank|process|device)\b")
 _LOADS_A_COPY = (r"\bload(?:s|ed|ing)?\b|\bcop(?:y|ies)\b|\breplicat\w*|\bduplicat\w*|"
                  r"\b(?:hold(?:s|ing)?|ha(?:s|ve|ving)|keep(?:s|ing)?|get(?:s|ting)?|receiv\w*) (?:a |the |its own |an )?(?:whole|full|entire|complete)\b")
