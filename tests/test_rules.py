@@ -3553,3 +3553,21 @@ def test_each_card_named_by_its_model_holding_a_copy(note):
 
 def test_an_image_side_limit_raised_in_words():
     assert _signals("I raised det_limit_side_len to 20000 so tall pages are not shrunk").long_input
+
+
+def test_no_reader_or_rule_is_defined_twice():
+    """A module-level pattern or rule defined twice silently replaces the first (a new reader once
+    took an older one's name): every top-level name of the engine's modules is bound once."""
+    import ast
+    import collections
+    from pathlib import Path
+
+    engine = Path(read_signals.__code__.co_filename).parent
+    for path in [engine / "signals.py", *sorted((engine / "rules").glob("*.py"))]:
+        counts = collections.Counter()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            counts.update(target.id for target in targets if isinstance(target, ast.Name))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                counts[node.name] += 1
+        assert not [name for name, count in counts.items() if count > 1], path.name
