@@ -3571,3 +3571,90 @@ def test_no_reader_or_rule_is_defined_twice():
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 counts[node.name] += 1
         assert not [name for name, count in counts.items() if count > 1], path.name
+
+
+# --- eleventh round: mechanisms behind fresh real threads (set 72), in wordings of my own ---------
+
+@pytest.mark.parametrize("note", ["it crashes as soon as test() is called at the end of the script",
+                                  "the OOM comes from inside run_validation() after epoch 3",
+                                  "the error is raised in my eval_epoch() function"])
+def test_a_test_or_validation_function_called_by_name_is_evaluation(note):
+    report = analyze_inputs([], text=sentence(), note=note)
+    assert report.phase == "evaluation"
+
+
+def test_a_test_function_after_training_is_a_missing_no_grad():
+    note = "Training with batch 1 is fine; the run dies when test() runs once training has finished."
+    assert ids(sentence(req="2.00 MiB", free="2.00 MiB"), note)[0] == "missing_no_grad"
+
+
+@pytest.mark.parametrize("note", ["the pairwise features scale quadratically with the number of objects per scene",
+                                  "memory grows quadratically in the count of atoms",
+                                  "this layer is quadratic in the number of nodes of each sample"])
+def test_a_cost_said_to_grow_quadratically_is_the_input_size(note):
+    assert _signals(note).long_input
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["the predictions of each validation batch are stored by the loop until the epoch ends",
+                                  "it looks like the outputs of every test step get kept by the trainer",
+                                  "all the logits are accumulated on the GPU"])
+def test_outputs_kept_said_in_the_passive(note):
+    assert _signals(note).outputs_kept
+
+
+def test_growth_in_an_evaluation_that_runs_without_gradients_is_kept_outputs():
+    note = ("In my Lightning module memory is constant while training, but in validation after about 60 of the 150 steps "
+            "it runs out on every GPU; I log metrics from on_validation_batch_end.")
+    top = ids(sentence(), note)
+    assert top[0] == "reference_leak"
+    assert "graph_retained" not in top[:1]
+
+
+@pytest.mark.parametrize("note,expected", [("memory shows a steady growth over the epoch", True),
+                                           ("after roughly 300 of the 900 iterations it stops", True),
+                                           ("the model has 300 of its 900 layers frozen", False)])
+def test_growth_said_as_a_noun_or_partway_through_the_steps(note, expected):
+    assert _signals(note).growth is expected
+
+
+def test_memory_and_something_else_said_to_increase_is_a_suspected_oom():
+    report = analyze_inputs([], text="", note="GPU memory usage and epoch time both increase a lot after the first epoch")
+    assert report.suspected and report.causes
+
+
+@pytest.mark.parametrize("note", ["The TensorFlow version of the same model loads fine on this GPU.",
+                                  "the PyTorch checkpoint loads and runs fine",
+                                  "with torch it works without any problems"])
+def test_another_framework_said_to_fit(note):
+    assert _signals(note).other_framework_fits
+
+
+def test_loading_that_fits_in_another_framework_is_the_loader():
+    note = "FlaxAutoModel.from_pretrained of a 3B model fails on the TPU, while the PyTorch version loads fine."
+    top = ids("RuntimeError: Resource exhausted: Failed to allocate request for 64.00MiB (67108864B) on device ordinal 0", note)
+    assert top[0] == "checkpoint_loading"
+
+
+@pytest.mark.parametrize("note", ["pre-training works with 40GB of text, but with a dataset larger than 60GB it fails at the same batch size",
+                                  "when the corpus is over 100 GB the job dies; I split the data into 30 GB shards to work around it"])
+def test_a_dataset_size_on_disk_that_decides_is_host_memory(note):
+    assert _signals(note).dataset_bytes_matter
+    assert ids("RESOURCE_EXHAUSTED: Out of memory", note)[0] == "dataloader_or_host"
+
+
+def test_a_dataset_of_a_few_gigabytes_named_without_a_threshold_is_no_signal():
+    assert not _signals("I train on the 12GB ImageNet subset with batch 64").dataset_bytes_matter
+
+
+@pytest.mark.parametrize("op,expected", [("logits/MatMul", True), ("loss/softmax_cross_entropy_with_logits", True),
+                                         ("attention/Softmax", False), ("conv2d_3/Conv2D", False)])
+def test_a_failing_op_named_after_the_output_layer(op, expected):
+    text = (f"ResourceExhaustedError: OOM when allocating tensor with shape[8192,12000] and type float\n"
+            f"\t [[Node: {op} = MatMul[T=DT_FLOAT](Reshape, w/read)]]")
+    assert (ids(text)[0] == "large_logits") is expected
+
+
+def test_a_task_named_property_prediction_is_not_evaluation():
+    report = analyze_inputs([], text=sentence(), note="training a GNN for node property prediction on a big graph")
+    assert report.phase != "evaluation"

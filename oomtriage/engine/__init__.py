@@ -24,7 +24,7 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"out[- ]of[- ](?:\w+ )?memory|runs? out of|ran out of|\bruns? out (?:first|too|early|quickly|soon)\b|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
-    r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
+    r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)?(?: and \w+(?: \w+){0,2}?)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
     # memory one GPU holds beyond its share: "unbalanced GPU memory", "almost a GB each on GPU0"
     r"\b(?:unbalanced|imbalanced|uneven|lopsided) (?:gpu )?(?:memory|load|usage|vram)\b|"
     r"\b(?:gpu|memory|vram|load|usage)(?: load| memory| usage| use)? (?:is |was |gets |looks )?(?:unbalanced|uneven|imbalanced|lopsided)\b|"

@@ -52,8 +52,10 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
-                   r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b|\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
-                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|\binferenc(?:e|ing)\b|"
+                   r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b|(?<!property )(?<!link )\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
+                   r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|"
+                   # a test or validation function called by name: "when test() runs", "in run_test()"
+                   r"\b(?:\w+_)?(?:test|valid|validate|validation|val|eval)(?:_\w+)?\(\)|\binferenc(?:e|ing)\b|"
                    # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
                    # a trained model run over many inputs: "running the model over the frames of a video"
                    r"\brun(?:s|ning)? (?:a |the |my |our )?(?:\w+ )?(?:model|network|detector|predictor) (?:over|on) (?:all |each |every |the )?(?:frames?|images?|videos?|photos?|a (?:video|folder|directory|dataset))\b|"
@@ -87,7 +89,9 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
            r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
            # the noun: "a per-epoch memory growth", "an increase in memory every step"
-           r"\bmemory (?:growth|increase|creep)\b|\b(?:growth|increase|rise) (?:in|of) (?:\w+ )?(?:memory|vram|usage)\b|\bper-?(?:epoch|step|iteration|batch) (?:memory )?(?:growth|increase)\b|"
+           r"\bmemory (?:growth|increase|creep)\b|\b(?:keeps?|shows?|has|have|see|saw) (?:a |an )?(?:bounded |steady |slow |constant |linear |continuous |gradual )?(?:growth|increase) (?:in |of |during |over )|"
+           # "after about 100 of the ~200 validation steps": the steps before it ran went through
+           r"\bafter (?:about |around |roughly |~ ?)?(?<![\d.,])\d[\d,]* of (?:the |all )?(?:about |around |~ ?)?\d[\d,]* (?:\w+ )?(?:steps|iterations|batches)\b|\b(?:growth|increase|rise) (?:in|of) (?:\w+ )?(?:memory|vram|usage)\b|\bper-?(?:epoch|step|iteration|batch) (?:memory )?(?:growth|increase)\b|"
            # "the GPU fills up over a few minutes", "VRAM gradually fills"
            r"\bfill(?:s|ing)? up (?:over|after|within|in the course of) (?:a few |several |some |many )?(?:\w+ )?(?:seconds?|minutes?|hours?|iterations?|steps?|epochs?|calls?|batches|frames|time)\b|"
            r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|"
@@ -340,7 +344,10 @@ _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) 
               r"\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b[^.;]{0,60}?\b(?:still )?(?:keeps?|has|have|requires?|carr\w*) "
               r"(?:its |their |a |the )?(?:(?:computation(?:al)? )?graph|grad(?:ient)?s?|grad_fn|autograd history)\b(?! (?:disabled|off))")
 # Outputs kept across steps: predictions, logits, features collected in a container.
-_OUTPUTS_KEPT = (r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
+_OUTPUTS_KEPT = (# passive: "the outputs of every validation step seem to be cached by the trainer"
+                 r"\b(?:predictions|preds|outputs|logits|results|embeddings|features|activations)\b(?: of (?:every|each|all) (?:the )?[\w ]{1,30}?)?"
+                 r"[^.;]{0,20}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b|"
+                 r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
                  r"hidden[ _]states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
                  r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
@@ -494,6 +501,9 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:utterances?|clips?|recordings?|segments?|audio files?)\b[^.;]{0,30}?\b(?:longer than|over|above|up to|of up to|exceeding) \d+ ?(?:s\b|secs?\b|seconds|minutes?|min\b)|"
                # a whole graph or dataset in one step: full-batch training, every neighbour sampled
                r"\bfull[- _]?batch\b|\b(?:all|every) (?:the )?neighbou?rs?\b|neighbou?r[_ ]sampling\b[^.;]{0,40}\b(?:type:? ?|= ?)all\b|\bfan-?out (?:of |= ?)?-1\b|"
+               # a cost said to grow with the square of an input's element count: "the edge outputs scale
+               # quadratically with the number of strokes"
+               r"\b(?:scal\w*|grow\w*|increas\w*|blows? up) quadratically (?:with|in)\b|\bquadratic (?:in|with) (?:the )?(?:number|count|length|size)\b|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
                # (a magnitude or four digits: "8 nodes" are machines)
@@ -581,6 +591,19 @@ _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|up
                   # the full-precision model runs where its smaller quantized variant fails
                   r"\b(?:fp16|bf16|fp32|full[- ]precision|unquantized)\b[^.;]{0,60}?\b(?:without (?:any )?(?:issues?|problems?)|works?|worked|fine|fits?|runs?)\b"
                   r"[^.;]{0,40}?\b(?:but|while|whereas|yet)\b[^.;]{0,40}?(?:\bq\d\w*|gguf\b|\bint[48]\b|\bfp8\b|\bnf4\b|\b[48]-?bit\b|quantiz\w*|\bawq\b|\bgptq\b)")
+# The same model said to load or run in another framework on the same device ("the PyTorch version
+# loads and runs fine"): the weights fit, so what fails is this framework's way of building them.
+_OTHER_FRAMEWORK_FITS = (r"\b(?:the |its |a )?(?:pytorch|torch|tensorflow|tf|keras|flax|jax|onnx|safetensors)(?: (?:version|port|implementation|model|checkpoint|weights))?"
+                         r"(?: of (?:the same|this|that|the) (?:\w+ )?model)? (?:loads?|loaded|works?|worked|runs?|ran|fits?|is fine|was fine)\b"
+                         r"(?: and (?:runs?|ran|works?|worked))?(?: just)?(?: fine| ok| okay| well| without (?:a |any )?(?:problems?|issues?|errors?))|"
+                         # "with torch it works without any problems"
+                         r"\b(?:with|in|using|under) (?:pytorch|torch|tensorflow|keras|flax|jax)\b,? (?:it |the model |everything )?"
+                         r"(?:loads?|loaded|works?|worked|runs?|ran|fits?)(?: just)?(?: fine| ok| okay| well| without (?:a |any )?(?:problems?|issues?|errors?))")
+# A dataset's size on disk deciding whether a training run fits, with the same batch ("with a dataset
+# over 50GB it fails, up to 50GB it works"): the dataset is held in host memory, not the GPU's.
+_DATASET_BYTES_MATTER = (r"\b(?:datasets?|corpus|corpora|data)\b[^.;]{0,20}?\b(?:over|more than|larger than|bigger than|above|beyond|exceeding|>) ?"
+                         r"(?:about |around |~ ?)?\d[\d.,]* ?(?:GB|GiB|TB|TiB|G)\b|"
+                         r"\b(?:split|shard|chunk)\w* (?:the |my |a )?(?:\d[\d.,]* ?(?:GB|TB) )?(?:corpus|dataset|data)\b[^.;]{0,20}?\binto \d[\d.,]* ?(?:GB|TB)\b")
 # The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
 # nothing is left for activations.
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
@@ -844,6 +867,8 @@ class Signals:
     wsl: bool = False
     own_code: bool = False
     dataset_size_matters: bool = False
+    other_framework_fits: bool = False  # the same model loads or runs in another framework on this device
+    dataset_bytes_matter: bool = False  # the dataset's size on disk decides whether training fits
     tool_misestimates: bool = False  # the tool's own plan of what fits on the GPU is said to be wrong
     half_fits: bool = False  # a half-precision run said to work where the 32-bit one fails
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
@@ -1636,7 +1661,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

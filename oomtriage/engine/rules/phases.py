@@ -63,9 +63,15 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
         # batch after batch is outputs kept across batches, with their graphs (no no_grad) or without.
         said = signals.evidence["growth"]
         yield Vote("missing_no_grad", 0.45, f'Memory grew batch after batch in evaluation ("{said}").')
-        yield Vote("graph_retained", 0.45, "Outputs kept across evaluation batches (for display, metrics, a list) "
-                   "without .detach() keep each batch's whole autograd graph alive.")
-        yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
+        if signals.no_grad_already or (signals.managed_eval and not signals.own_code):
+            # Under no_grad there is no graph to keep: what grows is the outputs, metrics or logged
+            # values held on the GPU from batch to batch.
+            yield Vote("reference_leak", 0.55, f'Memory grew batch after batch in an evaluation that runs without gradients '
+                       f'("{said}"): outputs, metrics or logged tensors are kept on the GPU across batches.')
+        else:
+            yield Vote("graph_retained", 0.45, "Outputs kept across evaluation batches (for display, metrics, a list) "
+                       "without .detach() keep each batch's whole autograd graph alive.")
+            yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
     yield Vote("batch_too_large", 0.3, "Evaluation batch sizes are often set larger than training ones.")
 

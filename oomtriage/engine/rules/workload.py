@@ -271,6 +271,13 @@ def request_is_the_logits(data: RuleInput) -> Iterator[Vote]:
 def vocabulary(data: RuleInput) -> Iterator[Vote]:
     error, signals = data.context.error, data.signals
     shape = error.tensor_shape if error else None
+    # The failing op named as the output layer ("logits/MatMul", "softmax_cross_entropy"): TensorFlow
+    # and XLA print the node's scope, which is the layer's name.
+    output_op = bool(error and error.operation and re.search(r"(?<![a-z])logits\b|logits/|cross_?entropy|\blm_head\b",
+                                                               error.operation, re.IGNORECASE))
+    if output_op and not (shape and len(shape) >= 2 and shape[-1] >= 30_000):
+        yield Vote("large_logits", 0.65, f"The op that failed is the output layer's ({error.operation}): logits are "
+                   "batch x tokens x classes, the largest tensor of the step; shrink the tokens per step or chunk the loss.")
     if shape and len(shape) >= 2 and shape[-1] >= 30_000:
         yield Vote("large_logits", 0.8, f"The tensor that failed has shape {shape}: its last dimension "
                    f"({shape[-1]:,}) is a vocabulary or class count, so this is the output layer's logits.")
@@ -286,6 +293,40 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
     elif signals.large_vocab_said and not signals.logits_said and not (signals.vocab_size and signals.vocab_size < 50_000):
         yield Vote("large_logits", 0.6, f'The note says the output is large ("{signals.evidence["large_vocab_said"]}"): '
                    "logits are batch x tokens x vocabulary, the largest tensor of the step.")
+
+
+@rule
+def another_framework_fits(data: RuleInput) -> Iterator[Vote]:
+    """The same model loads or runs in another framework on this device: its weights fit, so what
+    fails is how this framework builds them (Flax initialises random parameters and then loads the
+    checkpoint over them: two copies; `_do_init=False` loads one)."""
+    signals = data.signals
+    if not signals.other_framework_fits:
+        return
+    said = signals.evidence["other_framework_fits"]
+    if signals.phase == "loading":
+        yield Vote("checkpoint_loading", 0.65, f'The same model loads in another framework on this device ("{said}"): the '
+                   "weights fit, so this loader holds more than one copy (randomly initialised parameters and the "
+                   "checkpoint, or fp32 and the target dtype); load without initialising first (Flax: _do_init=False).")
+        yield Vote("model_too_large", -0.4, f'The weights fit on this device in another framework ("{said}").')
+    else:
+        yield Vote("framework_bug", 0.45, f'The same model runs in another framework on this device ("{said}"): this '
+                   "framework's implementation of it needs more memory than the model does.")
+
+
+@rule
+def the_dataset_on_disk(data: RuleInput) -> Iterator[Vote]:
+    """A training run that fits with a smaller dataset and fails with a larger one at the same batch:
+    the batch is no bigger, so what grew is the dataset held in host memory (tokenised, grouped or
+    shuffled in RAM)."""
+    signals = data.signals
+    if not signals.dataset_bytes_matter or signals.phase not in ("training", "unknown", "data_loading"):
+        return
+    said = signals.evidence["dataset_bytes_matter"]
+    yield Vote("dataloader_or_host", 0.6, f'The dataset\'s size decides whether it fits ("{said}"): the batch is the same, '
+               "so what grows is the dataset held in host memory; stream it (datasets' streaming=True), memory-map it, "
+               "or preprocess it to disk in shards.")
+    yield Vote("batch_too_large", -0.3, "The same batch fits with a smaller dataset.")
 
 
 @rule
@@ -522,7 +563,9 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
                    f"({signals.batch_size}) from {where}.")
     elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help:
-        yield Vote("batch_too_large", 0.45 if signals.batch_size >= 16 else 0.3,
+        # Memory that grew step after step is no batch too large from the start: the batch is a
+        # weaker lead then.
+        yield Vote("batch_too_large", 0.2 if signals.growth else 0.45 if signals.batch_size >= 16 else 0.3,
                    f"The batch size is {signals.batch_size}, from {where}.")
     if signals.batch_no_help:
         yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
