@@ -3658,3 +3658,49 @@ def test_a_failing_op_named_after_the_output_layer(op, expected):
 def test_a_task_named_property_prediction_is_not_evaluation():
     report = analyze_inputs([], text=sentence(), note="training a GNN for node property prediction on a big graph")
     assert report.phase != "evaluation"
+
+
+@pytest.mark.parametrize("note", ["training a QuartzNet model with NeMo on my own data", "fine-tuning HiFi-GAN on a new voice",
+                                  "jasper10x5 on two 2080Ti"])
+def test_speech_model_families_by_name_are_audio(note):
+    assert "audio" in _signals(note).domains
+
+
+def test_the_original_implementation_fitting_after_several_words():
+    note = "The fork's mask generator uses 50GB; with the stock model and the very same settings this problem does not exist."
+    assert _signals(note).original_fits
+    assert ids(sentence(), note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["mask_generator = SamAutomaticMaskGenerator(sam); masks = mask_generator.generate(image)",
+                                  "segment-anything's generator.generate(img) on a 4 GB laptop GPU"])
+def test_a_mask_generator_generating_is_no_token_generation(note):
+    assert analyze_inputs([], text=sentence(), note=note).phase != "generation"
+
+
+def test_a_generate_script_is_generation():
+    note = "The LoRA fine-tune itself was fine, but when I run the trained model in the generate script I get this error."
+    report = analyze_inputs([], text="torch.cuda.OutOfMemoryError: CUDA out of memory.", note=note)
+    assert report.phase == "generation"
+    assert report.causes[0].id == "kv_cache_or_generation"
+
+
+def test_a_fine_tune_that_went_well_gives_no_gradients_to_an_evaluation_failure():
+    """Model states (gradients, moments) exist only while training: a 7B fine-tune named in a note whose
+    failure came at inference is no reason for 'weights and gradients do not fit'."""
+    note = "Fine-tuning a 7b model works on my A10 24GB, but running inference with the result runs out of memory."
+    text = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 22.35 GiB total capacity; 21.50 GiB already allocated; 5.00 MiB free; 21.90 GiB reserved in total by PyTorch)"
+    gradients = [c for c in ranked(text, note) if "gradients alone" in " ".join(c.evidence)]
+    assert not gradients
+
+
+@pytest.mark.parametrize("note", ["with ~2000 masks it overloads the GPU memory", "this overloads the memory of the GPU"])
+def test_a_note_that_the_memory_was_overloaded_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected
+
+
+def test_every_card_loading_a_copy_outranks_the_trainer_keeping_logits():
+    note = ("Evaluate & Predict in the web UI after a 30B fine-tune: each of my four 48G cards loads its own full copy "
+            "of the model and they all fill up while the shards load.")
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"

@@ -48,7 +48,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
-                   r"\binference (?:server|engine)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+                   r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
@@ -583,6 +583,8 @@ _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.
 # The same work fits with the original implementation and fails with a variant of it (a fork, an
 # optimized or "fast" version, a wrapper): the variant adds the memory.
 _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
+                  # "with stock SAM and the same settings this problem does not exist"
+                  r"(?:(?:and|with|at|using) (?:the )?(?:very )?same (?:settings|config\w*|parameters|arguments|options|inputs|images|data) )?"
                   r"(?:(?:this|the|that) )?(?:problem|issue|error|oom)?\s?(?:does ?n[o']t (?:exist|happen|occur)|does not (?:exist|happen|occur)|"
                   r"(?:works?|worked|runs?|ran|fits?|fitted) (?:fine|ok|okay|well)?|is fine|was fine|there is no (?:problem|issue))|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:works?|worked|runs?|ran|fits?|fitted|is fine|has no (?:problem|issue))\b|"
@@ -791,6 +793,9 @@ _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd
               r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
 # Speech and audio models: their inputs are recordings whose durations have a long tail.
 _AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2vec|whisper|conformer|transducer|\brnnt\b|"
+          # speech model families by name (acoustic models, TTS models, neural codecs)
+          r"\bjasper\d*|\bquartznet|\bcitrinet|fastspeech|hifi-?gan|\bvits\b|deepspeech|wavlm|\bhubert\b|\bespnet|encodec|"
+          r"\bvoices?\b(?! (?:of|in) (?:the|my) )|"
           r"utterances?|\baudio\b|\bwavs?\b|\bspeakers?\b|diari[sz]\w*|\bmel[- ]?spectrograms?\b|\bkhz\b|recordings?\b")
 # Gradient-boosted trees and GPU dataframes: the whole training matrix (and its histograms) lives on
 # the device; there is no batch to make smaller.
@@ -1395,6 +1400,9 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     if _search(_GAN, note) and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
         # A GAN's generator "generates" in every training step: no sampling loop, no KV cache.
         note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing)\b", "produced", note, flags=re.IGNORECASE)
+    if _search(r"mask ?generator|\bsam\b|segment[- ]anything|\bsam2?_", note) and not _search(_LLM, note):
+        # A mask generator's generate() segments one image: no tokens are generated.
+        note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing|or)\b", "segment", note, flags=re.IGNORECASE)
     if _search(_IMAGE_DECODER, note) and not _search(_LLM, note) and not _search(r"\btokens?\b|\bprompts?\b", note):
         # A VAE or image decoder "decoding" latents runs one forward pass: no tokens are generated.
         note = re.sub(r"\bdecod(?:e|es|ing)\b", "reconstructing", note, flags=re.IGNORECASE)

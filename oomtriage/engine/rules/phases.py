@@ -27,7 +27,9 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
             yield Vote("batch_too_large", 0.4, "Evaluation batch sizes are often set larger than training ones.")
         return
     if signals.hf_trainer_eval:
-        yield Vote("reference_leak", 0.8, "HF Trainer's evaluation loop already runs without gradients but keeps every "
+        # Every card loading its own full copy fills it before any logits pile up: the copies are
+        # the lead then (rule copies_per_device), the accumulated logits a second one.
+        yield Vote("reference_leak", 0.4 if signals.copy_per_device else 0.8, "HF Trainer's evaluation loop already runs without gradients but keeps every "
                    "batch's logits on the GPU until the end unless eval_accumulation_steps is set.")
         yield Vote("large_logits", 0.35, "The accumulated logits grow with vocabulary / item count x eval set size.")
         return

@@ -18,7 +18,9 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     params = signals.param_count
     if not params or not capacity or signals.phase in ("generation", "loading"):
         return
-    training = signals.full_finetune or signals.phase in ("training", "optimizer_setup")
+    # A fine-tune named in a note whose failure came in evaluation ("fine-tuning is fine, but generating
+    # with the trained model fails") is what went well, not what failed.
+    training = signals.phase in ("training", "optimizer_setup") or (signals.full_finetune and signals.phase == "unknown")
     if not training or signals.lora or signals.frozen:
         return  # adapters or a frozen backbone: most weights need no gradients or moments, and the count says not how many
     if signals.saving:
