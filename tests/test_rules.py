@@ -3704,3 +3704,35 @@ def test_every_card_loading_a_copy_outranks_the_trainer_keeping_logits():
     note = ("Evaluate & Predict in the web UI after a 30B fine-tune: each of my four 48G cards loads its own full copy "
             "of the model and they all fill up while the shards load.")
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["nvidia-smi shows no processes associated with the memory used on GPU 1",
+                                  "the worker processes are still mapped to the GPUs after the trial ended",
+                                  "after several trial terminations by the scheduler the next trial cannot get memory",
+                                  "I expected Ray to stop each trial and release its GPU memory"])
+def test_memory_kept_by_stopped_workers_is_another_process(note):
+    assert _signals(note).orphaned_memory
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note,expected", [("I am sure there was no leak in earlier KeOps versions", True),
+                                           ("it ran on previous releases of the library", True),
+                                           ("the earlier layers of the network", False)])
+def test_an_earlier_version_named_with_its_library(note, expected):
+    assert _signals(note).upgrade_regression is expected
+
+
+@pytest.mark.parametrize("note", ["only with max_im_shrink set to 0.5 does it not overflow",
+                                  "with test_scale at 600 it runs, with 1000 it fails"])
+def test_a_shrink_or_scale_knob_set_lower_fits(note):
+    assert _signals(note).smaller_input_fits
+
+
+@pytest.mark.parametrize("note", ["a super-resolution net with non-local blocks", "our non-local attention module over feature maps"])
+def test_a_non_local_block_is_naive_attention(note):
+    assert _signals(note).naive_attention
+
+
+@pytest.mark.parametrize("note", ["training on the dense cloud filled the GPU memory", "it fills up all the VRAM and stops"])
+def test_a_note_that_memory_filled_up_is_a_suspected_oom(note):
+    assert analyze_inputs([], text="", note=note).suspected

@@ -196,7 +196,7 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"\b(?:happens?|occurs?|appears?|fails?|ooms?|breaks?)\b[^.;]{{0,15}}?\b(?:on|in|with|under|since) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,30}}?\b(?:but|and|yet) not (?:on|in|with|under) (?:\w+ )?{_A_VERSION}|"
                    # "ollama 0.1.11 ran this model, the upgraded version does not"
                    rf"(?<![\w.]){_A_VERSION_NOT_SIZE} (?:ran|runs|worked|works|was fine|is fine|fit|fits|handled)\b|\bupgraded (?:version|build|release|package|install\w*)\b|"
-                   r"(?:older|previous|earlier|last) (?:version|release|build|commit)|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
+                   r"(?:older|previous|earlier|last) (?:[\w.+-]+ )?(?:versions?|releases?|builds?|commits?)\b|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
                    # "a build of the master branch", "switching back to version 0.2.0 there is no leak"
                    r"\bbuild (?:of|from) (?:the )?(?:\w+ )?(?:master|main|dev|development) (?:branch|head)\b|\b(?:master|main) branch build\b|"
                    rf"(?:switch|go|went|roll|revert|fall|move|downgrad)\w* (?:[\w.-]+ ){{0,2}}back to (?:\w+ )?(?:version |release |build )?{_A_VERSION}|"
@@ -238,7 +238,14 @@ _PROCESS_GONE = (r"(?:(?:process|job|run|program|script|training|kernel|notebook
 # Memory in use while nothing of the user's runs, or after the process that took it is gone: a
 # dead process's memory, or someone else's. Read apart from _OTHER_PROCESS because its own words
 # are negations ("no process is listed") that would deny it there.
-_ORPHANED_MEMORY = (r"\b(?:even )?(?:when|while|with|though|although) (?:there (?:is|are) )?no (?:\w+ )?(?:process(?:es)?|jobs?|programs?|scripts?|runs?|trainings?) "
+_ORPHANED_MEMORY = (# "nvidia-smi shows no processes associated with the memory used", "ray processes still mapped to the GPUs"
+                    r"\bshows? no (?:\w+ )?process(?:es)? (?:associated|attached|linked|tied|belonging) (?:with|to) (?:the )?(?:memory|vram|gpus?)\b|"
+                    r"\bprocess(?:es)? (?:are |is |were |was )?still (?:memory-mapped|mapped|attached|holding|using|alive|running) (?:to |on )?(?:the )?(?:gpus?|cards?|devices?|memory)\b|"
+                    # workers a scheduler or pool stopped that keep their memory: "after several trial
+                    # terminations", "the scheduler should stop a trial and release its GPU memory"
+                    r"\bafter (?:several|many|a few|some|\d+) (?:\w+ ){0,3}(?:terminations|stopped trials|killed workers|cancelled trials)\b|"
+                    r"\b(?:stop|terminat|kill|prun|cancel)\w* (?:a |the |each |every )?(?:trials?|workers?|actors?)\b[^.;]{0,40}?\b(?:and )?(?:release|free)\w* (?:its |their |the )?(?:gpu |vram )?(?:memory|vram)\b|"
+                    r"\b(?:even )?(?:when|while|with|though|although) (?:there (?:is|are) )?no (?:\w+ )?(?:process(?:es)?|jobs?|programs?|scripts?|runs?|trainings?) "
                     r"(?:is |are |was |were )?(?:running|listed|shown|active|alive)|"
                     r"\bno (?:process(?:es)?|pids?) (?:is |are )?(?:listed|shown|visible)\b|"
                     r"\b(?:isn't|is not|aren't|are not|without|with no) (?:a single |any |one )?(?:process(?:es)?|pids?) (?:in (?:the|its|their) (?:process )?list|listed|shown|visible)\b|"
@@ -374,7 +381,9 @@ _ATTENTION_SAID = (r"\b(?:self-|cross-)?attention\b|\battn\b|\bqk\^?t\b|without 
                    r"\b(?:causal|4-?d) masks?\b|\bexpand\w*_mask\w*|"
                    r"(?:flash[- ]?attention|xformers|sdpa) (?:is )?(?:not|n't) (?:installed|available|enabled|used)")
 # A naive attention named anywhere in the note (the implementation, not only where it failed).
-_NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written) attention|attn_implementation\W{0,3}eager|"
+_NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written) attention|"
+                    # a non-local block attends from every position to every other: (H x W)^2 scores
+                    r"\bnon-?local (?:blocks?|modules?|layers?|attention|operations?|neural networks?)\b|attn_implementation\W{0,3}eager|"
                     # returning the attention weights needs them materialised: fused kernels never build them
                     r"output_attentions\s?=\s?(?:True|1)\b|\breturn(?:s|ing)? (?:the |all )?attention (?:weights|maps|probs|probabilities)\b|"
                     r"no[-_ ]mem(?:ory)?[-_ ]?(?:efficient[-_ ])?attention|without (?:a )?(?:memory[- ]efficient|flash|xformers|fused)\w* attention|"
@@ -531,7 +540,9 @@ _DATASET_SIZE_MATTERS = (r"\b(?:beyond|more than|over|above|past|exceeding) (?:a
 # cropped, shortened or filtered ("after removing clips longer than 20 s it trains").
 _INPUT_KNOB = (r"(?:cut_?off\w*|max[_ -]?(?:len\w*|length|seq\w*|source\w*|target\w*|duration|tokens)|resolution|"
                r"img[_ -]?size|image[_ -]?size|imgsz|--img(?:-size)?|crop[_ -]?size|input[_ -]?size|patch[_ -]?size|"
-               r"seq(?:uence)?[_ -]?len\w*|context[_ -]?(?:len\w*|size|window)|num_ctx|n_ctx|max_model_len|image (?:side|dimension)s?)")
+               r"seq(?:uence)?[_ -]?len\w*|context[_ -]?(?:len\w*|size|window)|num_ctx|n_ctx|max_model_len|image (?:side|dimension)s?|"
+               # a scale the image is resized by: "max_im_shrink", "test_scale", "img_scale"
+               r"\w*_shrink\w*|\w*(?:im|img|image|test)_?scales?\b)")
 _WORKS = (r"(?:works?|worked|runs?(?! out)|ran(?! out)|fits?|fitted|trains?|trained|succeeds?|succeeded|goes through|went through|is fine|was fine|"
           r"fix(?:es|ed)? (?:it|this|the (?:problem|issue|error))|solv(?:es|ed) (?:it|this|the (?:problem|issue|error)))")
 _SHRUNK_INPUT = (r"(?:downscal|downsampl|resiz|crop|shrink|shrunk|reduc|lower|decreas|cut|truncat|shorten|limit|restrict|filter|remov|split|chunk|resampl)\w*")
@@ -539,6 +550,8 @@ _INPUT_NOUN = (r"(?:images?|pictures?|photos?|resolution|inputs?|audio|clips?|ut
                r"files?|documents?|texts?|sentences?|samples? longer|(?:image |input |crop |patch )?size|features|columns)")
 _NOT_DENIED = r"(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b|\bnor\b)[^.;])"  # a gap no negation sits in
 _SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |at |: ?)?\d+\w*{_NOT_DENIED}{{0,25}}?\b(?:it |this |that |training |everything |then )?{_WORKS}\b|"
+                       # "only with max_im_shrink set to 1 does it not overflow"
+                       rf"\bonly (?:with|when|if|at|after setting) (?:the |my )?{_INPUT_KNOB}\b[^.;]{{0,20}}?\d[\d.]*\w*[^.;]{{0,12}}?\b(?:does|do|did)(?: it| this| that)?(?:n't| not) (?:it |this |that )?(?:overflow|oom|fail|crash|run out)\w*|"
                        rf"\b{_SHRUNK_INPUT} (?:the |all |my |our |each |every )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b{_NOT_DENIED}{{0,50}}?\b(?:it |this |that |training |everything |finally |then |now )*{_WORKS}\b|"
                        rf"\b(?:only )?{_WORKS} (?:only )?(?:if|when|after|once) (?:i |we |you )?{_SHRUNK_INPUT} (?:the |all |my |our )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b")
 # Memory high at the start of a run that settles lower after some iterations: an autotuner's trials
