@@ -47,6 +47,8 @@ def parse_killed(match: re.Match[str], window: Window) -> Fields:
 _DEVICE_ERROR = r"(?!.*(?:cudaError|hipError|CUDA error|HIP error|CUDA_ERROR|HIP_ERROR))"
 
 
-@message_format("python_memory_error", rf"^(?:\S+: )?MemoryError\b{_DEVICE_ERROR}|std::bad_alloc{_DEVICE_ERROR}")
+# NumPy names its own: "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 26.3 GiB for an
+# array with shape (...)", printed as numpy.core._exceptions.MemoryError by older releases.
+@message_format("python_memory_error", rf"^(?:\S+: )?(?:numpy(?:\.\w+)*\.)?_?(?:Array)?MemoryError\b{_DEVICE_ERROR}|std::bad_alloc{_DEVICE_ERROR}")
 def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed")

@@ -3736,3 +3736,42 @@ def test_a_non_local_block_is_naive_attention(note):
 @pytest.mark.parametrize("note", ["training on the dense cloud filled the GPU memory", "it fills up all the VRAM and stops"])
 def test_a_note_that_memory_filled_up_is_a_suspected_oom(note):
     assert analyze_inputs([], text="", note=note).suspected
+
+
+@pytest.mark.parametrize("line", ["numpy.core._exceptions.MemoryError: Unable to allocate 26.3 GiB for an array with shape (250000, 4, 84, 84) and data type uint8",
+                                  "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 8.00 GiB for an array with shape (1000000, 2048) and data type float32"])
+def test_numpy_memory_errors_are_host_ooms(line):
+    report = analyze_inputs([], text=line)
+    assert report.detected and report.causes[0].id == "dataloader_or_host"
+
+
+def test_a_cuda_out_of_memory_error_class_is_not_a_host_memory_error():
+    report = analyze_inputs([], text="torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert report.causes[0].id != "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["the size of my training set decides whether fine-tuning fits, with the same batch size",
+                                  "it trains on a subset of the data but the full dataset runs out of memory",
+                                  "with the whole corpus it fails at batch 16"])
+def test_how_much_data_decides_under_a_gpu_message_is_the_input_size(note):
+    assert _signals(note).dataset_decides
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_how_much_data_decides_without_a_gpu_message_is_host_memory():
+    note = "preprocessing works on a subset of the data but the full dataset gets the job killed"
+    assert ids("Killed", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note,fits", [("the library's STS example works up to batch 32, my data fails at batch 16", 32),
+                                       ("with the official example I was able to set batch size to 64; on my texts batch 8 OOMs", 64)])
+def test_the_example_fitting_a_larger_batch_is_this_datas_input_size(note, fits):
+    assert _signals(note).example_fits_batch == fits
+    assert ids(sentence(), note)[0] == "input_size_too_large"
+
+
+def test_the_example_fitting_only_a_smaller_batch_says_nothing_of_the_inputs():
+    note = "the example works with batch 8, I use batch 64"
+    assert _signals(note).example_fits_batch == 8
+    top = ranked(sentence(), note)
+    assert not any("The example fits a batch" in " ".join(c.evidence) for c in top)

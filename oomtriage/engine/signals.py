@@ -619,6 +619,19 @@ _OTHER_FRAMEWORK_FITS = (r"\b(?:the |its |a )?(?:pytorch|torch|tensorflow|tf|ker
 _DATASET_BYTES_MATTER = (r"\b(?:datasets?|corpus|corpora|data)\b[^.;]{0,20}?\b(?:over|more than|larger than|bigger than|above|beyond|exceeding|>) ?"
                          r"(?:about |around |~ ?)?\d[\d.,]* ?(?:GB|GiB|TB|TiB|G)\b|"
                          r"\b(?:split|shard|chunk)\w* (?:the |my |a )?(?:\d[\d.,]* ?(?:GB|TB) )?(?:corpus|dataset|data)\b[^.;]{0,20}?\binto \d[\d.,]* ?(?:GB|TB)\b")
+# How much data there is said to decide whether training fits, at the same batch ("the size of the
+# data set decides whether training works", "a subset of the data trains, the full dataset fails").
+_DATASET_DECIDES = (r"\b(?:size|length) of (?:the |my |our )?(?:data ?set|training (?:data|set)|corpus)\b[^.;]{0,40}?"
+                    r"\b(?:decides|determines|influences|affects|changes|has (?:an |some )?influence on|matters)\b|"
+                    r"\b(?:works?|fits?|trains?|runs?) (?:fine )?(?:with|on) (?:a |the )?(?:subset|part|fraction|smaller (?:part|portion|sample|slice)) "
+                    r"of (?:the |my |our )?(?:data|dataset|training data|corpus)\b[^.;]{0,40}?\b(?:but|while|whereas)\b|"
+                    r"\b(?:with|on) (?:the )?(?:whole|full|entire|complete) (?:data ?set|training (?:data|set)|corpus)\b[^.;]{0,30}?"
+                    r"\b(?:fails?|ooms?|runs? out|crash\w*|dies)\b")
+# The library's own example, on its own data, said to fit a batch as large or larger ("the STS
+# example works up to batch 32"): the same model, so what differs is this data's inputs.
+_EXAMPLE_FITS_BATCH = (r"\b(?:[\w-]+ )?(?:example|tutorial|demo|sample script|reference script|quickstart)s?\b[^.;]{0,50}?"
+                       r"\b(?:works?|worked|runs?|ran|fits?|fitted|trains?|trained|(?:was|am|is) able to (?:set|use|run|train))\b[^.;]{0,25}?"
+                       r"\b(?:up to |with |at |until )?(?:a )?(?:batch(?:[ _-]?size)?|bs)\s?(?:of |=\s?|: ?|up to |to )?(?:up to )?(?P<batch>\d+)\b")
 # The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
 # nothing is left for activations.
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
@@ -887,6 +900,8 @@ class Signals:
     dataset_size_matters: bool = False
     other_framework_fits: bool = False  # the same model loads or runs in another framework on this device
     dataset_bytes_matter: bool = False  # the dataset's size on disk decides whether training fits
+    dataset_decides: bool = False  # how much data there is decides whether training fits, at the same batch
+    example_fits_batch: int | None = None  # the batch the library's own example is said to fit
     tool_misestimates: bool = False  # the tool's own plan of what fits on the GPU is said to be wrong
     half_fits: bool = False  # a half-precision run said to work where the 32-bit one fails
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
@@ -1118,7 +1133,10 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 
 def read_numbers(note: str, signals: Signals) -> None:
-    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b", note)
+    # The batch a library's example fits is not this run's ("the example works up to batch 32, mine
+    # fails at 16"): read the run's batch from the rest.
+    run_note = re.sub(_EXAMPLE_FITS_BATCH, " ", note, flags=re.IGNORECASE)
+    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b", run_note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
@@ -1682,7 +1700,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -1775,6 +1793,10 @@ def read_signals(context: TriageContext) -> Signals:
                 signals.dataset_size_matters = True
                 signals.evidence["dataset_size_matters"] = bare.group(0)
                 break
+    example = re.search(_EXAMPLE_FITS_BATCH, note, re.IGNORECASE)
+    if example:
+        signals.example_fits_batch = int(example.group("batch"))
+        signals.evidence["example_fits_batch"] = example.group(0)
     error = context.error
     signals.host_only = signals.host_ram and (error is None or error.backend in ("host", "cpu"))
     stack = meaningful_frames(context)

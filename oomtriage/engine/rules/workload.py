@@ -318,17 +318,41 @@ def another_framework_fits(data: RuleInput) -> Iterator[Vote]:
 
 @rule
 def the_dataset_on_disk(data: RuleInput) -> Iterator[Vote]:
-    """A training run that fits with a smaller dataset and fails with a larger one at the same batch:
-    the batch is no bigger, so what grew is the dataset held in host memory (tokenised, grouped or
-    shuffled in RAM)."""
-    signals = data.signals
-    if not signals.dataset_bytes_matter or signals.phase not in ("training", "unknown", "data_loading"):
+    """A training run that fits with less data and fails with more, at the same batch. A GPU message
+    says the device filled: a larger dataset holds longer or larger examples, and the longest in a
+    batch sets its padded size. Otherwise what grew is the dataset held in host memory (tokenised,
+    grouped or shuffled in RAM)."""
+    signals, error = data.signals, data.context.error
+    if not (signals.dataset_bytes_matter or signals.dataset_decides) or signals.phase not in ("training", "unknown", "data_loading"):
         return
-    said = signals.evidence["dataset_bytes_matter"]
-    yield Vote("dataloader_or_host", 0.6, f'The dataset\'s size decides whether it fits ("{said}"): the batch is the same, '
-               "so what grows is the dataset held in host memory; stream it (datasets' streaming=True), memory-map it, "
-               "or preprocess it to disk in shards.")
-    yield Vote("batch_too_large", -0.3, "The same batch fits with a smaller dataset.")
+    said = signals.evidence.get("dataset_bytes_matter") or signals.evidence["dataset_decides"]
+    gpu_message = bool(error and error.backend not in ("host", "cpu", "unknown"))
+    if gpu_message:
+        yield Vote("input_size_too_large", 0.5, f'How much data there is decides whether it fits ("{said}"), and the GPU '
+                   "filled: more data brings longer or larger examples, and the longest one in a batch sets its padded "
+                   "size; cap the length (max_seq_length, a crop) or filter the outliers.")
+    else:
+        yield Vote("dataloader_or_host", 0.6, f'The dataset\'s size decides whether it fits ("{said}"): the batch is the same, '
+                   "so what grows is the dataset held in host memory; stream it (datasets' streaming=True), memory-map it, "
+                   "or preprocess it to disk in shards.")
+    yield Vote("batch_too_large", -0.3, "The same batch fits with less data.")
+
+
+@rule
+def the_example_fits_a_larger_batch(data: RuleInput) -> Iterator[Vote]:
+    """The library's own example fits a batch at least as large as the one that fails here: the
+    model and the code are the same, so what differs is this data's inputs (longer texts, larger
+    images)."""
+    signals = data.signals
+    fits = signals.example_fits_batch
+    # (A batch equal to the example's may be the example's own number read as the run's.)
+    if not fits or not signals.batch_size or signals.batch_size >= fits:
+        return
+    said = signals.evidence["example_fits_batch"]
+    yield Vote("input_size_too_large", 0.5, f'The example fits a batch of {fits} ("{said}") where this run fails at '
+               f"{signals.batch_size}: the same model, so this data's inputs are larger (longer sequences, bigger "
+               "images); cap them (max_seq_length, a crop or resize).")
+    yield Vote("batch_too_large", -0.3, f"A batch of {fits} fits the same model on the example's data.")
 
 
 @rule
