@@ -629,7 +629,7 @@ _DATASET_DECIDES = (r"\b(?:size|length) of (?:the |my |our )?(?:data ?set|traini
                     r"\b(?:fails?|ooms?|runs? out|crash\w*|dies)\b")
 # The library's own example, on its own data, said to fit a batch as large or larger ("the STS
 # example works up to batch 32"): the same model, so what differs is this data's inputs.
-_EXAMPLE_FITS_BATCH = (r"\b(?:[\w-]+ )?(?:example|tutorial|demo|sample script|reference script|quickstart)s?\b[^.;]{0,50}?"
+_EXAMPLE_FITS_BATCH = (r"\b(?:example|tutorial|demo|sample script|reference script|quickstart)s?\b[^.;]{0,50}?"
                        r"\b(?:works?|worked|runs?|ran|fits?|fitted|trains?|trained|(?:was|am|is) able to (?:set|use|run|train))\b[^.;]{0,25}?"
                        r"\b(?:up to |with |at |until )?(?:a )?(?:batch(?:[ _-]?size)?|bs)\s?(?:of |=\s?|: ?|up to |to )?(?:up to )?(?P<batch>\d+)\b")
 # The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
