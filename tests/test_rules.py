@@ -3775,3 +3775,10 @@ def test_the_example_fitting_only_a_smaller_batch_says_nothing_of_the_inputs():
     assert _signals(note).example_fits_batch == 8
     top = ranked(sentence(), note)
     assert not any("The example fits a batch" in " ".join(c.evidence) for c in top)
+
+
+@pytest.mark.parametrize("note", ["no traceback, the job just dies: it's a CPU OOM",
+                                  "the model sits on the cpu and I am near the memory limit of my machine when it crashes"])
+def test_a_cpu_oom_said_in_words_is_host_memory(note):
+    assert _signals(note).host_ram
+    assert ids("", note)[0] == "dataloader_or_host"

@@ -298,7 +298,10 @@ _WHILE_BUILDING = (r"\b(?:while|when|as|during)\b[^.;]{0,40}\b(?:construct\w*|in
 _LOADER_SETTINGS = r"\bpin_memory\b|\bprefetch_factor\b|\bpersistent_workers\b|\bnum_workers\s?=\s?[1-9]"
 _WSL = r"\bwsl2?\b|windows subsystem for linux"
 # Host RAM, not the GPU, named as what fills up.
-_HOST_RAM = (r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
+_HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
+             r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
+             r"\bnear (?:the |my |its )?(?:cpu |host |system |ram )?memory limit (?:on|of) (?:my |the |this )?(?:machine|node|host|server|box)\b|"
+             r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
              r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|(?<![\d.])\d+(?:\.\d+)? ?Gi?B? of (?:system |host |cpu )?ram\b|"
              r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|"
