@@ -3782,3 +3782,30 @@ def test_the_example_fitting_only_a_smaller_batch_says_nothing_of_the_inputs():
 def test_a_cpu_oom_said_in_words_is_host_memory(note):
     assert _signals(note).host_ram
     assert ids("", note)[0] == "dataloader_or_host"
+
+
+def test_a_cost_with_the_square_of_a_count_is_the_input_size_and_no_growth():
+    note = "the pairwise head's memory goes up with the square of the number of objects; 50 objects need 9 GiB"
+    signals = _signals(note)
+    assert signals.long_input and not signals.growth
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_the_original_implementation_said_not_to_have_the_problem():
+    note = "the fast fork climbs to 40GB; the original model with the same settings does not have this problem"
+    assert _signals(note).original_fits
+
+
+@pytest.mark.parametrize("note", ["after a few trials were stopped by the pruner the next one cannot allocate",
+                                  "pruned trials never release their GPU memory",
+                                  "nvidia-smi shows no process associated with this memory"])
+def test_stopped_trials_keeping_memory_in_other_words(note):
+    assert _signals(note).orphaned_memory
+
+
+def test_a_knob_that_stops_the_overflow():
+    assert _signals("it only stops running out of memory when test_scale is 0.5").smaller_input_fits
+
+
+def test_a_gpu_filled_with_a_stated_size_is_a_suspected_oom():
+    assert analyze_inputs([], text="", note="the dense cloud fills all 24 GB of VRAM").suspected

@@ -25,7 +25,7 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"oom-?kill|memory (?:error|exception|issue|problem)|\boverload(?:s|ed|ing)? (?:the )?(?:gpu(?:'s)? )?(?:memory|vram)\b|"
     r"\boverload(?:s|ed|ing)? the memory of the gpu\b|"
     # "training filled the GPU memory", "it fills up all the VRAM"
-    r"\bfill(?:s|ed|ing)? (?:up )?(?:all |the whole |the entire )?(?:of )?(?:the |my )?(?:gpu(?:'s)? |video )?(?:memory|vram)\b|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
+    r"\bfill(?:s|ed|ing)? (?:up )?(?:all |the whole |the entire )?(?:of )?(?:the |my )?(?:\d+ ?[GM]i?B (?:of )?)?(?:gpu(?:'s)? |video )?(?:memory|vram)\b|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
     r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint)?(?: and \w+(?: \w+){0,2}?)? (?:keeps |kept |is |was |steadily |constantly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
     # memory one GPU holds beyond its share: "unbalanced GPU memory", "almost a GB each on GPU0"

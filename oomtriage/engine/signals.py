@@ -98,7 +98,9 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"(?:rising|rose|grew|growing|goes) from|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
-           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up)\b|"
+           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up)\b"
+           # "memory goes up with the square of the count" is how it scales, not a growth over time
+           r"(?! (?:with|as|in proportion to|proportionally|linearly|quadratically|by the square)\b)|"
            r"(?:works?|runs?|ran|trains?|trained|goes|went|is fine) (?:fine |well |ok |normally )?for (?:about |around |~ ?)?"
            r"(?<![\d.,])\d[\d,]* (?:epochs?|iterations?|steps?|batches|hours?|minutes?)|"
            r"after (?:~ ?|around |roughly |approximately |over |more than )(?<![\d.,])\d[\d,.]*k? (?:\w+ )?(?:epochs?|iterations?|steps?|batches)")
@@ -239,7 +241,10 @@ _PROCESS_GONE = (r"(?:(?:process|job|run|program|script|training|kernel|notebook
 # dead process's memory, or someone else's. Read apart from _OTHER_PROCESS because its own words
 # are negations ("no process is listed") that would deny it there.
 _ORPHANED_MEMORY = (# "nvidia-smi shows no processes associated with the memory used", "ray processes still mapped to the GPUs"
-                    r"\bshows? no (?:\w+ )?process(?:es)? (?:associated|attached|linked|tied|belonging) (?:with|to) (?:the )?(?:memory|vram|gpus?)\b|"
+                    r"\bshows? no (?:\w+ )?process(?:es)? (?:associated|attached|linked|tied|belonging) (?:with|to) (?:the |that |this |their |its )?(?:memory|vram|gpus?)\b|"
+                    r"\bafter (?:a number of|several|many|a few|some|\d+) (?:\w+ ){0,2}(?:trials?|workers?|actors?) (?:have been |had been |were |got |are )?(?:\w+ )?(?:stopped|terminated|killed|pruned|cancelled)\b|"
+                    r"\b(?:stopped|terminated|killed|pruned|finished|cancelled|ended) (?:trials?|workers?|actors?|jobs?|processes)\b[^.;]{0,30}?"
+                    r"\b(?:do(?:es)?n't|do(?:es)? not|never) (?:seem to )?(?:give back|release|free|return) (?:their |its |the )?(?:gpu |vram )?memory\b|"
                     r"\bprocess(?:es)? (?:are |is |were |was )?still (?:memory-mapped|mapped|attached|holding|using|alive|running) (?:to |on )?(?:the )?(?:gpus?|cards?|devices?|memory)\b|"
                     # workers a scheduler or pool stopped that keep their memory: "after several trial
                     # terminations", "the scheduler should stop a trial and release its GPU memory"
@@ -516,6 +521,7 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # a cost said to grow with the square of an input's element count: "the edge outputs scale
                # quadratically with the number of strokes"
                r"\b(?:scal\w*|grow\w*|increas\w*|blows? up) quadratically (?:with|in)\b|\bquadratic (?:in|with) (?:the )?(?:number|count|length|size)\b|"
+               r"\b(?:with|as|by) the square of (?:the )?(?:number|count|length|size|\w+ count)\b|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
                # (a magnitude or four digits: "8 nodes" are machines)
@@ -553,6 +559,8 @@ _INPUT_NOUN = (r"(?:images?|pictures?|photos?|resolution|inputs?|audio|clips?|ut
                r"files?|documents?|texts?|sentences?|samples? longer|(?:image |input |crop |patch )?size|features|columns)")
 _NOT_DENIED = r"(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b|\bnor\b)[^.;])"  # a gap no negation sits in
 _SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |at |: ?)?\d+\w*{_NOT_DENIED}{{0,25}}?\b(?:it |this |that |training |everything |then )?{_WORKS}\b|"
+                       # "it only stops overflowing when max_im_shrink is set to 1"
+                       rf"\b(?:only )?(?:stops?|quits?) (?:overflowing|running out(?: of memory)?|failing|crashing|ooming)(?: only)? (?:when|if|once|after|with) (?:the |my )?{_INPUT_KNOB}\b|"
                        # "only with max_im_shrink set to 1 does it not overflow"
                        rf"\bonly (?:with|when|if|at|after setting) (?:the |my )?{_INPUT_KNOB}\b[^.;]{{0,20}}?\d[\d.]*\w*[^.;]{{0,12}}?\b(?:does|do|did)(?: it| this| that)?(?:n't| not) (?:it |this |that )?(?:overflow|oom|fail|crash|run out)\w*|"
                        rf"\b{_SHRUNK_INPUT} (?:the |all |my |our |each |every )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b{_NOT_DENIED}{{0,50}}?\b(?:it |this |that |training |everything |finally |then |now )*{_WORKS}\b|"
@@ -604,6 +612,9 @@ _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|up
                   r"(?:(?:this|the|that) )?(?:problem|issue|error|oom)?\s?(?:does ?n[o']t (?:exist|happen|occur)|does not (?:exist|happen|occur)|"
                   r"(?:works?|worked|runs?|ran|fits?|fitted) (?:fine|ok|okay|well)?|is fine|was fine|there is no (?:problem|issue))|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:works?|worked|runs?|ran|fits?|fitted|is fine|has no (?:problem|issue))\b|"
+                  # "the original SAM with identical settings does not have this problem"
+                  r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official) (?:\w+ ){0,2}?(?:(?:with|at|using) (?:the )?(?:very )?(?:same|identical) (?:settings|config\w*|parameters|arguments|options|inputs) )?"
+                  r"(?:does ?n[o']t|does not|did ?n[o']t|did not) (?:have|show|hit|get|see) (?:this|the|that|any|such) (?:problem|issue|error|oom|leak)\b|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:handles?|handled|copes? with|manages?|managed|runs?|ran) "
                   r"(?:the same|these|those|it|them)\b[^.;]{0,30}\b(?:fine|ok|okay|well|without (?:a )?(?:problem|issue|oom))\b|"
                   # the full-precision model runs where its smaller quantized variant fails
