@@ -74,7 +74,7 @@ _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sgla
 _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
            # "increasing the batch size" is a setting that changed, not memory that grew
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
-           r"(?: \w+){0,3} (?:every|each|over|with|after|batch|step|iteration|epoch)|"
+           r"(?: \w+){0,3} (?:every|each|over|with(?! the square\b)|after|batch|step|iteration|epoch)|"
            # ("after the first iteration" is the second step, where optimizer states appear: no growth)
            r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
            # "after training on a few thousand examples": that many inputs went through first
