@@ -1750,7 +1750,8 @@ def test_a_vocabulary_said_to_be_large_points_at_the_logits(note):
 
 
 def test_weights_copied_to_every_gpu_need_full_sharding():
-    note = "Fine-tuning a 13B model in bf16 with DeepSpeed ZeRO stage 2 on 8 GPUs of 24 GB fails."
+    # (16 GPUs: fully sharded, 13B x 16 B of states take 13 GB of each 24 GB GPU.)
+    note = "Fine-tuning a 13B model in bf16 with DeepSpeed ZeRO stage 2 on 16 GPUs of 24 GB fails."
     assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
     sharded = note.replace("ZeRO stage 2", "ZeRO stage 3")
     assert not any("holds all the weights" in " ".join(c.evidence) for c in ranked("torch.cuda.OutOfMemoryError: CUDA out of memory.", sharded))
@@ -3809,3 +3810,17 @@ def test_a_knob_that_stops_the_overflow():
 
 def test_a_gpu_filled_with_a_stated_size_is_a_suspected_oom():
     assert analyze_inputs([], text="", note="the dense cloud fills all 24 GB of VRAM").suspected
+
+
+def test_states_that_do_not_fit_even_fully_sharded_are_a_model_too_large():
+    """13B x 16 B of training states over 8 GPUs of 24 GB is 26 GB per GPU: no sharding stage fits,
+    only offload, fewer trained parameters or more GPUs do."""
+    note = "Fine-tuning a 13B model in bf16 with DeepSpeed ZeRO stage 2 on 8 GPUs of 24 GB fails."
+    top = ranked("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)
+    assert top[0].id == "model_too_large"
+    assert "Even fully sharded over 8 GPUs" in " ".join(top[0].evidence)
+
+
+@pytest.mark.parametrize("note", ["I set gpus to 0,1,2,3 but the memory is only used on the first GPU", "memory is only allocated on cuda:0"])
+def test_memory_only_on_the_first_gpu_is_one_gpu_heavier(note):
+    assert _signals(note).rank0_heavy

@@ -451,6 +451,8 @@ _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
                 rf"(?:several|multiple|many|\d+|extra|other) (?:\w+ )?processes (?:\w+ ){{0,2}}on (?:the )?(?:{_ZEROTH})|"
                 r"(?:only|just) (?:on )?(?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)|"
+                # "the memory is only used on the first GPU"
+                r"(?:only|just) (?:\w+ ){1,2}(?:on|in|by) (?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)\b|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
 # The job's other ranks showing up on the first GPU (a process of each, or memory "from each of the

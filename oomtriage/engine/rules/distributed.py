@@ -92,6 +92,9 @@ def full_copy_per_gpu(data: RuleInput) -> Iterator[Vote]:
         return
     per_weight = signals.weight_bytes or (2 if signals.low_precision or signals.zero_stage else 4)
     weights = per_weight * params
+    full_training = signals.phase in ("training", "optimizer_setup") and not (signals.lora or signals.frozen)
+    if full_training and 16 * params / gpus > 0.8 * capacity:
+        return  # even sharded, full training's states do not fit: rule model_states says what to do then
     if weights > 0.8 * capacity and weights / gpus < 0.5 * capacity:
         how = f"ZeRO-{signals.zero_stage}" if signals.zero_stage else "data parallelism"
         yield Vote("distributed_replication", 0.7, f"With {how} each of the {gpus} GPUs holds all the weights "

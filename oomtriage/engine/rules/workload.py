@@ -56,7 +56,14 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if gpus > 1:
         replicated = {1: 4 * params + 12 * params / gpus, 2: 2 * params + 14 * params / gpus}.get(stage or 0, full)
         sharded = full / gpus
-        if replicated > 0.8 * capacity and sharded < 0.8 * replicated:
+        if replicated > 0.8 * capacity and sharded > 0.8 * capacity:
+            # Even split across every GPU the states do not fit: no sharding stage is the fix.
+            yield Vote("model_too_large", 0.65, f"Even fully sharded over {gpus} GPUs (ZeRO-3/FSDP) the model states take "
+                       f"{format_size(int(sharded))} per GPU of {format_size(capacity)}: offload them (ZeRO-3 offload), "
+                       "train fewer parameters (LoRA) or use more GPUs.")
+            yield Vote("optimizer_state", 0.45, f"Optimizer states are 12 of the 16 bytes per parameter ({format_size(int(12 * params))} in all).")
+            yield Vote("distributed_replication", 0.3, f"Unsharded, each GPU keeps {format_size(int(replicated))} of model states.")
+        elif replicated > 0.8 * capacity and sharded < 0.8 * replicated:
             what = f"ZeRO-{stage}" if stage else "data parallelism without sharding"
             yield Vote("distributed_replication", 0.7, f"With {what} each GPU keeps {format_size(int(replicated))} of model "
                        f"states; full sharding (ZeRO-3/FSDP) would need {format_size(int(sharded))}.")
