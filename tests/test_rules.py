@@ -3824,3 +3824,38 @@ def test_states_that_do_not_fit_even_fully_sharded_are_a_model_too_large():
 @pytest.mark.parametrize("note", ["I set gpus to 0,1,2,3 but the memory is only used on the first GPU", "memory is only allocated on cuda:0"])
 def test_memory_only_on_the_first_gpu_is_one_gpu_heavier(note):
     assert _signals(note).rank0_heavy
+
+
+def test_frozen_weights_that_fill_the_gpu_are_a_model_too_large_under_lora():
+    note = "LoRA fine-tuning of a 13B model on one 24 GB card fails even with lora_r=4 and batch size 8"
+    top = ranked("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)
+    assert top[0].id == "model_too_large"
+    assert "frozen weights alone" in " ".join(top[0].evidence)
+
+
+def test_frozen_weights_smaller_than_the_allocator_shows_are_not_assumed_to_fill():
+    # 8B in bf16 is 16 GB, but the message shows only 12.75 GiB in use: the weights are smaller
+    # than assumed (quantized), so nothing is concluded from the estimate.
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.50 GiB. GPU 0 has a total capacity "
+            "of 14.75 GiB of which 2.00 GiB is free.")
+    evidence = " ".join(e for c in ranked(text, "LoRA fine-tuning a 8B model") for e in c.evidence)
+    assert "frozen weights alone" not in evidence
+
+
+@pytest.mark.parametrize("note,capacity", [("on a T4 15 GB; on a 25 GB GPU it works", 15 * 10**9),
+                                            ("an A10 24GB", 24 * 10**9)])
+def test_a_short_card_name_then_its_size(note, capacity):
+    assert _signals(note).note_gpu_capacity == capacity
+
+
+@pytest.mark.parametrize("note", ["the RAM usage is maxed and the notebook crashes", "it maxes out the system RAM",
+                                  "RAM goes to 100% then the kernel dies"])
+def test_ram_maxed_out_is_host_memory(note):
+    assert _signals(note).host_ram
+
+
+@pytest.mark.parametrize("note,params", [("fine-tuning whisper-large-v2 on 24 GB", 1.55e9), ("flan-t5-xl with LoRA", 3e9),
+                                         ("gpt2-large from scratch", 774e6), ("seamlessM4T_v2_large fine-tuning", 2.3e9),
+                                         ("whisper-large-v3-turbo transcription", None)])
+def test_released_checkpoints_named_by_their_size_word(note, params):
+    assert _signals(note).param_count == params

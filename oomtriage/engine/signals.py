@@ -305,6 +305,9 @@ _WSL = r"\bwsl2?\b|windows subsystem for linux"
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
+             # "the RAM usage is maxed and the notebook crashes"
+             r"\b(?:system |host |cpu )?ram(?: usage| use)? (?:is |gets |got )?(?:maxed|maxes|maxing)(?: out)?\b|\bmax(?:es|ed)? out (?:the |my |all )?(?:system |host )?ram\b|"
+             r"\bram (?:usage )?(?:goes|went|climbs|climbed|jumps|jumped) (?:up )?to (?:100|9\d) ?%|"
              r"\bnear (?:the |my |its )?(?:cpu |host |system |ram )?memory limit (?:on|of) (?:my |the |this )?(?:machine|node|host|server|box)\b|"
              r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
@@ -779,6 +782,22 @@ _FAMILY_PARAMS: list[tuple[str, float]] = [
     (r"\bsd ?3(?:\.5)?[- ]?large\b", 12.7e9),
     (r"\bsd ?3(?:\.5)?(?:[- ]?medium)?\b|stable[- ]diffusion[- ]3", 7.0e9),
     (r"\bsd ?(?:v?1\.[45]|v?2(?:\.[01])?)\b|stable[- ]diffusion[- ](?:v?1\.[45]|v?2)", 1.07e9),
+    # Released checkpoints named by their size word (model cards' parameter counts): a report that
+    # names one says how large the model is without a number.
+    (r"\bwhisper[- _](?:large(?:[- _]v[23])?(?![- _]v3[- _]turbo|[- _]turbo))\b|\bwhisper large\b", 1.55e9),
+    (r"\bwhisper[- _]medium\b", 769e6),
+    (r"\bwhisper[- _]small\b", 244e6),
+    (r"\bseamless ?m4t[- _]?(?:v2[- _])?large\b|\bseamlessm4t_v2_large\b", 2.3e9),
+    (r"\bseamless ?m4t[- _]?medium\b", 1.2e9),
+    (r"\b(?:flan[- _])?t5[- _]xxl\b|\bt5[- _]11b\b", 11e9),
+    (r"\b(?:flan[- _])?t5[- _]xl\b|\bt5[- _]3b\b", 3e9),
+    (r"\b(?:flan[- _])?t5[- _]large\b", 770e6),
+    (r"\bgpt-?2[- _]xl\b", 1.5e9),
+    (r"\bgpt-?2[- _]large\b", 774e6),
+    (r"\bgpt-?2[- _]medium\b", 355e6),
+    (r"\b(?:bert|roberta|xlm-roberta|deberta(?:-v3)?)[- _]large\b", 355e6),
+    (r"\bvit[- _]h(?:uge)?(?:[- _/]\d+)?\b", 632e6),
+    (r"\bwav2vec ?2(?:\.0)?[- _]large\b|\bhubert[- _]large\b|\bwavlm[- _]large\b", 317e6),
 ]
 # Embedding tables with millions of rows (users, items, entities): in recommenders and graph
 # embeddings the tables are the model.
@@ -1202,7 +1221,7 @@ def read_numbers(note: str, signals: Signals) -> None:
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
     # "uses 1G on GPU 0" is an amount on a card, not the card's size
     not_a_place = r"(?!(?:on|in|of|per|from|to|at|for)\b)"
-    gpu = _search(r"\b[A-Z]{1,3}\d{2,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
+    gpu = _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{1,4}\w*)s?)", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"

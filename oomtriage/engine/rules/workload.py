@@ -21,6 +21,19 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     # A fine-tune named in a note whose failure came in evaluation ("fine-tuning is fine, but generating
     # with the trained model fails") is what went well, not what failed.
     training = signals.phase in ("training", "optimizer_setup") or (signals.full_finetune and signals.phase == "unknown")
+    if training and (signals.lora or signals.frozen) and not signals.offload and (signals.gpu_count or 1) == 1:
+        # Adapters train few parameters, but the frozen base is still on the GPU: weights that
+        # fill it leave nothing for the activations whatever the adapter's rank or the batch.
+        # (On several GPUs a whole copy on each is the replication rules' story.) Allocator
+        # figures that show less in use than the estimate say the weights are smaller than assumed
+        # (quantized without saying so).
+        weights = (signals.weight_bytes or 2) * params
+        error = data.context.error
+        in_use = (error.total_bytes - error.free_bytes) if error and error.total_bytes and error.free_bytes is not None else None
+        if weights > 0.8 * capacity and not (in_use is not None and in_use < weights):
+            yield Vote("model_too_large", 0.7, f"The frozen weights alone take {format_size(int(weights))} of "
+                       f"{format_size(capacity)}: load them quantized (4-bit, QLoRA), split them over GPUs, or use a larger GPU.")
+            yield Vote("batch_too_large", -0.3, "A smaller batch cannot make room the weights already take.")
     if not training or signals.lora or signals.frozen:
         return  # adapters or a frozen backbone: most weights need no gradients or moments, and the count says not how many
     if signals.saving:
