@@ -3859,3 +3859,19 @@ def test_ram_maxed_out_is_host_memory(note):
                                          ("whisper-large-v3-turbo transcription", None)])
 def test_released_checkpoints_named_by_their_size_word(note, params):
     assert _signals(note).param_count == params
+
+
+def test_runs_as_a_noun_is_no_clause_that_went_well():
+    assert _signals("the auto device map is different between runs; it OOMs with the model on two cards").splits_weights
+
+
+@pytest.mark.parametrize("note", ["with accelerate launch the model is copied four times onto the 4 GPUs",
+                                  "the checkpoint gets replicated 8 times across the 8 gpus"])
+def test_a_model_copied_n_times_onto_the_gpus(note):
+    assert _signals(note).copy_per_device
+
+
+@pytest.mark.parametrize("note", ["infer_auto_device_map doesn't give a consistent result: the whole decoder lands on GPU 0",
+                                  "the layers all go to the CPU instead of using the other GPUs"])
+def test_a_device_map_placed_inconsistently_is_the_library(note):
+    assert _signals(note).tool_misestimates

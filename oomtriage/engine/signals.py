@@ -483,7 +483,7 @@ _MANY_SEQUENCES = r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?
 _UNDER_LOAD = (r"under (?:heavy |high |real )?load|(?:many|several|multiple|parallel|more|batched|\d+) (?:\w+ )?(?:requests|prompts|users|clients)\b|"
                r"requests? (?:per second|at once|in parallel|at the same time)|concurren|traffic|scor(?:e|ing)|logprob")
 # Inference that spreads one model's weights over the GPUs it names.
-_SPLITS_WEIGHTS = (r"device_map|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
+_SPLITS_WEIGHTS = (r"device_map|\bdevice maps?\b|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
                    r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
@@ -666,6 +666,11 @@ _TOOL_MEMORY_CAP = (r"\b(?:it|the (?:code|library|tool|script|server|framework|l
 _TOOL_MISESTIMATES = (r"\b(?:calculat|estimat|comput|decid|determin|pick|choos)\w* (?:how many|the number of) (?:\w+ )?layers\b"
                       r"(?:[^.;]|\.(?=\w)){0,80}?\b(?:ignor\w*|without (?:count|consider|includ|account)\w*|not (?:count|consider|includ|account)\w*|from the model alone)|"
                       r"\b(?:offloads?|offloading|puts?|loads?|places?) too many (?:\w+ )?layers\b|"
+                      # a device map placed inconsistently from run to run (weights said to fill the cards
+                      # are the weights' size: rule weights_fill_the_gpus)
+                      r"\b(?:infer_auto_device_map|auto device map|device_map ?= ?['\"]?auto['\"]?|accelerate)\b[^.;:]{0,40}?"
+                      r"\b(?:(?:does ?n[o']t|does not|did ?n[o']t) give a consistent|(?:is|are) (?:not |n't )?inconsistent)|"
+                      r"\binstead of using the other gpus\b|"
                       r"\b(?:under-?estimat\w*|mis-?calculat\w*|mis-?estimat\w*|wrongly estimat\w*) (?:the |its |how much )?(?:gpu |vram |video )?(?:memory|vram|context|kv|space|room)")
 # The weights' size stated in the note ("loading all 5 models takes about 3.3GB of VRAM").
 _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|five) )?(?:models?|weights)\b[^.;]{0,15}?\b(?:takes?|took|uses?|used|occup\w+|needs?)\s+"
@@ -1300,6 +1305,8 @@ _WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|c
               r"succeeds?|succeeded|pass(?:es|ed)?|trains?|trained|fits?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
               r"(?:issues?|problems?|errors?|trouble|a hitch|hiccups?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|"
               # a clause that ends on the verb: "train.py alone trains, but with --resume it dies"
+              # ("consistent between runs", "across several runs": the noun, not the verb)
+              r"(?<!\bbetween )(?<!\bacross )(?<!\bseveral )(?<!\bmultiple )(?<!\bdifferent )(?<!\bother )(?<!\bmany )(?<!\bsome )"
               r"\b(?:works|worked|work|succeeds|succeeded|trains|runs|ran|fits|loads|(?<!\bforward )(?<!\bbackward )(?<!\bvalidation )(?<!\bevaluation )(?<!\beval )(?<!\btest )(?<!\btesting )(?<!\btraining )(?<!\binference )(?<!\bfirst )(?<!\bsecond )(?<!\bsingle )(?<!\bone )(?<!\bthe )(?<!\ba )(?<!\beach )(?<!\bevery )(?<!\bval )(?:passes|pass)|go through|completes|is fine|was fine|are fine)\s*$")
 # A clause saying what the user does to get around the failure ("the only way around it is to reload
 # the model", "as a workaround I restart") names a remedy, not where the run failed.
@@ -1372,7 +1379,9 @@ _LOADS_A_COPY = (r"\bload(?:s|ed|ing)?\b|\bcop(?:y|ies)\b|\breplicat\w*|\bduplic
                  r"\b(?:hold(?:s|ing)?|ha(?:s|ve|ving)|keep(?:s|ing)?|get(?:s|ting)?|receiv\w*) (?:a |the |its own |an )?(?:whole|full|entire|complete)\b")
 _SPREAD = r"\b(?:across|split\w*|shard\w*|spread\w*|distribut\w*|divid\w*|partition\w*)\b"
 _NOT_SPREAD = (r"\b(?:not|n't|never|instead of being)\s+(?:\w+\s+)?(?:spread|split|sharded|distributed|divided|partitioned|"
-               r"allocated across|placed across)\b[^.;]{0,30}\b(?:over|across|among|between|to|on)\b[^.;]{0,20}\b(?:gpus|cards|devices)\b")
+               r"allocated across|placed across)\b[^.;]{0,30}\b(?:over|across|among|between|to|on)\b[^.;]{0,20}\b(?:gpus|cards|devices)\b|"
+               # "it is copied four times onto the 4 GPUs"
+               r"\b(?:cop(?:ied|ies)|replicated|duplicated|loaded) (?:\w+ )?times (?:onto|on|to|into|across) (?:the |all |my )?(?:\d+ )?(?:gpus|cards|devices)\b")
 
 
 def _copy_per_device(note: str) -> str | None:
