@@ -3875,3 +3875,20 @@ def test_a_model_copied_n_times_onto_the_gpus(note):
                                   "the layers all go to the CPU instead of using the other GPUs"])
 def test_a_device_map_placed_inconsistently_is_the_library(note):
     assert _signals(note).tool_misestimates
+
+
+@pytest.mark.parametrize("note", ["under WSL2 it fails; the same script works natively on Windows",
+                                  "in WSL the GPU memory graphs only reach about half of the available GPU RAM before the error"])
+def test_fitting_natively_but_not_under_wsl_is_pinned_host_memory(note):
+    assert _signals(note).native_fits
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "dataloader_or_host"
+
+
+def test_fitting_natively_without_wsl_says_nothing_of_pinned_memory():
+    assert "dataloader_or_host" not in ids("RuntimeError: CUDA error: out of memory", "it runs natively on my laptop")[:1]
+
+
+@pytest.mark.parametrize("note", ["it loads a second copy onto GPU zero while GPU 1 stays empty",
+                                  "both processes use the first GPU; the second card sits idle"])
+def test_another_gpu_left_empty_is_one_gpu_heavier(note):
+    assert _signals(note).rank0_heavy

@@ -302,6 +302,12 @@ _WHILE_BUILDING = (r"\b(?:while|when|as|during)\b[^.;]{0,40}\b(?:construct\w*|in
 # and Windows' Linux layer, where page-locked (pinned) host memory is tightly capped.
 _LOADER_SETTINGS = r"\bpin_memory\b|\bprefetch_factor\b|\bpersistent_workers\b|\bnum_workers\s?=\s?[1-9]"
 _WSL = r"\bwsl2?\b|windows subsystem for linux"
+# The same program said to fit natively (on Windows itself, outside the VM or container).
+_NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b[^.;]{0,20}?\bnative(?:ly)?\b|"
+                r"\bnative(?:ly)?(?: on windows)?\b[^.;]{0,20}?\b(?:works?|worked|runs?|ran|is fine|fits?)\b|"
+                r"\b(?:on|under|in) (?:plain |native )?windows\b[^.;]{0,30}?\b(?:works?|worked|runs?|ran|is fine|was fine|fits?)\b|"
+                r"\b(?:only|just) (?:reach\w*|uses?|used|gets?) (?:about |around |roughly )?half (?:of )?(?:the )?(?:available |free )?(?:gpu |video )?(?:ram|memory|vram)\b|"
+                r"\breach (?:only )?(?:about |around |roughly )?half (?:of )?(?:the )?(?:available )?(?:gpu |video )?(?:ram|memory|vram)\b")
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
@@ -448,7 +454,7 @@ _RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
-_ZEROTH = r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
+_ZEROTH = r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:gpu|card|device|rank) zero\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
 _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:the )?(?:gpu |vram |video )?memory|"
             r"occupied|fills? up|full)\b(?! (?:of )?(?:the )?(?:system|host|cpu|main) (?:memory|ram)\b)")  # rank 0's host RAM is no GPU imbalance
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
@@ -457,7 +463,9 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 # "the memory is only used on the first GPU"
                 r"(?:only|just) (?:\w+ ){1,2}(?:on|in|by) (?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)\b|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
-                r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)")
+                r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)|"
+                # "GPU 1 stays empty", "the second card sits idle"
+                r"\b(?:gpu ?#?[1-9]|cuda:[1-9]|the other (?:gpus?|cards?)|the second (?:gpu|card))\b[^.;]{0,12}?\b(?:stays?|is|remains?|are|sits?|looks?) (?:almost |nearly |completely )?(?:empty|idle|unused)\b")
 # The job's other ranks showing up on the first GPU (a process of each, or memory "from each of the
 # other processes"): each made a CUDA context or placed tensors on cuda:0 before (or without)
 # choosing its own device.
@@ -942,6 +950,7 @@ class Signals:
     dataset_bytes_matter: bool = False  # the dataset's size on disk decides whether training fits
     dataset_decides: bool = False  # how much data there is decides whether training fits, at the same batch
     example_fits_batch: int | None = None  # the batch the library's own example is said to fit
+    native_fits: bool = False  # the same program fits natively, or fails with half the card unused
     tool_misestimates: bool = False  # the tool's own plan of what fits on the GPU is said to be wrong
     half_fits: bool = False  # a half-precision run said to work where the 32-bit one fails
     smaller_input_fits: bool = False  # a smaller input (a size knob lowered, inputs cropped or filtered) is said to fit
@@ -1744,7 +1753,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -408,6 +408,12 @@ def pinned_memory_under_wsl(data: RuleInput) -> Iterator[Vote]:
     if signals.wsl and signals.loader_settings and signals.phase != "data_loading":
         yield Vote("dataloader_or_host", 0.55, f'The DataLoader pins and prefetches batches ("{signals.evidence["loader_settings"]}") '
                    "under WSL, where pinnable host memory is capped: set pin_memory=False or lower prefetch_factor / num_workers.")
+    elif signals.wsl and signals.native_fits and signals.phase != "data_loading":
+        # The same program fits outside WSL, or fails with half the card unused: what WSL caps is
+        # pinned host memory and the driver's residency, not the card.
+        yield Vote("dataloader_or_host", 0.5, f'It fits natively but not under WSL ("{signals.evidence["native_fits"]}"): WSL caps '
+                   "page-locked host memory (and what the driver makes resident) below what nvidia-smi shows free; a "
+                   "DataLoader's pin_memory=True is the usual consumer: set it to False, or run natively.")
 
 
 LARGE_FOR_ONE_DEVICE = 16 * 1024**3  # a V100-16GB, a TPU v3 core: the common single-device sizes
