@@ -3892,3 +3892,11 @@ def test_fitting_natively_without_wsl_says_nothing_of_pinned_memory():
                                   "both processes use the first GPU; the second card sits idle"])
 def test_another_gpu_left_empty_is_one_gpu_heavier(note):
     assert _signals(note).rank0_heavy
+
+
+@pytest.mark.parametrize("note", ["AnimateDiff in ComfyUI fails with more than 48 frames", "stable video diffusion runs out beyond 25 frames"])
+def test_more_frames_in_a_video_generator_is_a_longer_input(note):
+    signals = _signals(note)
+    assert "video" in signals.domains
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+

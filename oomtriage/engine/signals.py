@@ -877,7 +877,9 @@ _GRADIENT_BOOSTING = (r"\bxgboost\b|\bxgb\.|gpu_hist|tree_method|\bdmatrix\b|XGB
                       r"catboost|\bcuml\b|\bcudf\b|\brapids\b")
 # Video models: activations grow with frames x height x width.
 _VIDEO = (r"\bvideos?\b|\bnum_frames\b|\b\d+ frames (?:per|each|a) (?:clip|sample|video)\b|\bframes per clip\b|\bclips? of \d+ frames\b|"
-          r"\btext-to-video\b|\bimage-to-video\b|\bt2v\b|\bi2v\b")
+          r"\btext-to-video\b|\bimage-to-video\b|\bt2v\b|\bi2v\b|"
+          # video generators and motion modules by name: their frames are denoised together
+          r"\banimatediff\b|\bstable[- ]video[- ]diffusion\b|\bsvd(?:[- _]xt)?\b|\bcogvideox?\b|\bhunyuan[- ]?video\b|\bltx[- ]?video\b|\bmotion[_ ]module\b")
 # GPU libraries with their own allocator (they cudaMalloc directly, outside a framework's cache).
 _OWN_ALLOCATOR_LIBRARY = r"\bfaiss\b|\bcupy\b|\bnumba\b|\bxgboost\b|\bcudf\b|\bcuml\b|\bonnxruntime\b|\btensorrt\b|\bctranslate2\b"
 _DL_FRAMEWORK = r"\b(?:pytorch|torch|tensorflow|keras|jax)\b"

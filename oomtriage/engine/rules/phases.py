@@ -544,7 +544,14 @@ def memory_scales_with_the_inputs_processed(data: RuleInput) -> Iterator[Vote]:
     million records fit, ten million do not): each batch's results stay on the device until the
     call returns (embeddings kept as GPU tensors, predictions appended)."""
     signals = data.signals
-    if signals.dataset_size_matters and signals.phase not in ("training", "optimizer_setup", "loading"):
+    said_count = signals.evidence.get("dataset_size_matters", "")
+    if signals.dataset_size_matters and "video" in signals.domains and re.search(r"\bframes?\b", said_count):
+        # A video model's frames go through together (a clip is one input): more frames is a
+        # longer input, not more outputs kept.
+        yield Vote("input_size_too_large", 0.6, f'A video model takes its frames together ("{said_count}"): every '
+                   "activation (and its temporal attention) grows with the frame count; generate fewer frames per pass, "
+                   "or in overlapping windows (a context length), or at a lower resolution.")
+    elif signals.dataset_size_matters and signals.phase not in ("training", "optimizer_setup", "loading"):
         yield Vote("reference_leak", 0.6, f'How many inputs one call gets decides whether it fits ("{signals.evidence["dataset_size_matters"]}"): '
                    "every batch's results stay on the GPU until the end; move them to the CPU per batch or process the inputs in chunks.")
 
