@@ -3900,3 +3900,13 @@ def test_more_frames_in_a_video_generator_is_a_longer_input(note):
     assert "video" in signals.domains
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
 
+
+
+def test_a_copy_per_gpu_said_with_rather_than_split():
+    assert _signals("the model gets loaded whole on each of the 4 GPUs rather than split").copy_per_device
+    assert not _signals("the model gets loaded split over each of the 4 GPUs").copy_per_device
+
+
+@pytest.mark.parametrize("note,count", [("across two 4-GPU servers of A100 40GB", 8), ("on 2 8-GPU nodes", 16)])
+def test_servers_of_a_stated_gpu_count(note, count):
+    assert _signals(note).gpu_count == count

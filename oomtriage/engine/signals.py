@@ -1287,6 +1287,11 @@ def read_numbers(note: str, signals: Signals) -> None:
     nodes = _search(r"\b(\d{1,4}) (?:nodes?|machines?|hosts?|servers?)\s?(?:x|\*|×|with|of)\s?(\d{1,2})\b", note)
     if nodes:
         signals.gpu_count = int(nodes.group(1)) * int(nodes.group(2))
+    # "two 4-GPU servers", "2 8-GPU nodes"
+    sized_nodes = _search(r"\b(two|three|four|\d{1,3}) (\d{1,2})[- ]?gpu (?:nodes?|machines?|hosts?|servers?|boxes)\b", note)
+    if sized_nodes:
+        words = {"two": 2, "three": 3, "four": 4}
+        signals.gpu_count = (words.get(sized_nodes.group(1).lower()) or int(sized_nodes.group(1))) * int(sized_nodes.group(2))
     zero = _search(r"zero[- _]?(?:stage[- _]?)?([123])(?!\d)|stage[- _]?([123]) zero|zero stage ([123])", note)
     if zero:
         signals.zero_stage = int(next(group for group in zero.groups() if group))
@@ -1404,8 +1409,10 @@ def _copy_per_device(note: str) -> str | None:
     for sentence in _SENTENCE_END.split(note):
         for clause in _CLAUSE.split(sentence):
             each, loads = _search(_EACH_DEVICE, clause), _search(_LOADS_A_COPY, clause)
+            # ("loaded whole on each GPU rather than split": the spread is what did not happen)
+            spread = re.sub(rf"\b(?:rather than|instead of|and not|not|n't|never) (?:being )?{_SPREAD}", " ", clause, flags=re.IGNORECASE)
             if each and loads and _search(r"\b(?:model|weights|it|checkpoint|copy|parameters)\b", clause) \
-                    and not _search(_SPREAD, clause):
+                    and not _search(_SPREAD, spread):
                 return clause.strip()[:120]
     return None
 
