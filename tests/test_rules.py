@@ -3910,3 +3910,11 @@ def test_a_copy_per_gpu_said_with_rather_than_split():
 @pytest.mark.parametrize("note,count", [("across two 4-GPU servers of A100 40GB", 8), ("on 2 8-GPU nodes", 16)])
 def test_servers_of_a_stated_gpu_count(note, count):
     assert _signals(note).gpu_count == count
+
+
+def test_growth_with_every_call_of_a_library_part_cleared_of_the_users_code_is_the_library():
+    note = ("GPU memory grows with every call of the optimizer step until it runs out. I checked my loop carefully; "
+            "it is not caused by my code, and an older PyTorch version does not do it.")
+    top = ids("RuntimeError: CUDA out of memory.", note)
+    assert top[0] == "framework_bug"
+    assert "optimizer_state" not in top[:1]

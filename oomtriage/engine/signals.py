@@ -838,7 +838,12 @@ _STARTED_RECENTLY = (r"\b(?:(?:a|one|two|three|four|five|a few|few|couple of|\d+
 _STARTED_WORD = r"\b(?:started|begun|began|appeared|shows? up|showed up|suddenly|out of (?:the )?blue|all of a sudden)\b"
 # A leak pinned to one library component: that metric, layer or function grows memory, while its
 # equivalents (other metrics, the same computation written by hand) do not.
-_LIBRARY_PART_ISOLATED = (# a leak the user locates in a library's own layer or function ("a leak in nn.Embedding", "tf.map_fn leaks")
+_LIBRARY_PART_ISOLATED = (# growth tied to each call of a library component and the user's code cleared ("memory grows with
+                          # every call of the Adam optimizer step ... not caused by this repo's code")
+                          r"\b(?:grows?|increases?|leaks?|goes up|climbs?) with (?:every|each) (?:call|invocation|use) (?:of|to) (?:the )?"
+                          r"(?:[\w.]+ ){0,2}(?:optimi[sz]er|library|layer|op|operator|function|kernel|module|step)\b"
+                          r"(?=[\s\S]{0,200}?\b(?:not (?:caused by|in|from) (?:this|the|my|our) (?:repo|code|project|script)|a (?:pytorch|torch|tensorflow|library) (?:problem|bug)|(?:other|another|older|newer|different) (?:pytorch |torch |tensorflow )?version))|"
+                          # a leak the user locates in a library's own layer or function ("a leak in nn.Embedding", "tf.map_fn leaks")
                           r"\bleak\w* (?:in|inside|from) (?:the )?(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|tfa|layers)\.)[\w.]+|"
                           r"\b(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|layers)\.)[\w.]+(?:\(\))? (?:itself )?(?:seems to |appears to |keeps |is |must be )?(?:be )?leak(?:s|ing)\b|"
                           r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"

@@ -607,7 +607,10 @@ def optimizer_step_named(data: RuleInput) -> Iterator[Vote]:
     still alive: a run whose forward and backward fit fails exactly there."""
     signals = data.signals
     if signals.optimizer_step:
-        yield Vote("optimizer_state", 0.65, f'The note places the failure at the optimizer ("{signals.evidence["optimizer_step"]}"): '
+        # (The state is created once, on the first step: memory said to grow with every step is not it.)
+        grows = signals.growth and re.search(r"\bevery\b|\beach\b|grow|increas|leak|climb|ris(?:e|es|ing)\b",
+                                             signals.evidence.get("growth", ""), re.IGNORECASE)
+        yield Vote("optimizer_state", 0.3 if grows else 0.65, f'The note places the failure at the optimizer ("{signals.evidence["optimizer_step"]}"): '
                    "its first step creates per-parameter state (Adam/AdamW: 8 bytes per parameter; SGD with momentum: 4).")
 
 
