@@ -3918,3 +3918,9 @@ def test_growth_with_every_call_of_a_library_part_cleared_of_the_users_code_is_t
     top = ids("RuntimeError: CUDA out of memory.", note)
     assert top[0] == "framework_bug"
     assert "optimizer_state" not in top[:1]
+
+
+@pytest.mark.parametrize("note", ["the predictions and labels are appended to a list during evaluation",
+                                  "the model's outputs of each batch stay on the GPU until the epoch's metrics are computed"])
+def test_outputs_added_to_a_list_or_left_on_the_gpu(note):
+    assert _signals(note).outputs_kept

@@ -368,7 +368,12 @@ _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) 
               r"\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b[^.;]{0,60}?\b(?:still )?(?:keeps?|has|have|requires?|carr\w*) "
               r"(?:its |their |a |the )?(?:(?:computation(?:al)? )?graph|grad(?:ient)?s?|grad_fn|autograd history)\b(?! (?:disabled|off))")
 # Outputs kept across steps: predictions, logits, features collected in a container.
-_OUTPUTS_KEPT = (# passive: "the outputs of every validation step seem to be cached by the trainer"
+_OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list and thus remain in GPU memory"
+                 r"\b(?:predictions|preds|outputs|logits|results|embeddings|features)\b[^.;]{0,60}?\b(?:are|is|get|gets|got|were|was) "
+                 r"(?:all )?(?:added|appended|put|pushed) (?:to|into|onto) (?:a |the |one )?(?:python )?(?:list|dict\w*|buffer|array|deque)\b|"
+                 r"\b(?:predictions|preds|outputs|logits|results|embeddings|features)\b[^.;]{0,80}?\b(?:remain|remains|stay|stays|sit|sits|are kept|is kept) "
+                 r"(?:in|on) (?:the )?(?:gpu|cuda|device)(?: memory)?\b|"
+                 # passive: "the outputs of every validation step seem to be cached by the trainer"
                  r"\b(?:predictions|preds|outputs|logits|results|embeddings|features|activations)\b(?: of (?:every|each|all) (?:the )?[\w ]{1,30}?)?"
                  r"[^.;]{0,20}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b|"
                  r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
