@@ -35,7 +35,9 @@ def parse_kernel(match: re.Match[str], window: Window) -> Fields:
 
 @message_format(
     "process_killed",
-    r"^Killed\b(?!.*DataLoader)|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|died with <Signals\.SIGKILL: 9>",
+    # exit code 137 is 128 + SIGKILL, what a shell, an IDE or a container reports for the OOM killer
+    r"^Killed\b(?!.*DataLoader)|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|died with <Signals\.SIGKILL: 9>|"
+    r"\bexit(?:ed)?(?: with)? (?:code|status)[: ]{0,2}137\b|\binterrupted by signal 9\b|\bexit code: 137\b",
     primary=False,
 )
 def parse_killed(match: re.Match[str], window: Window) -> Fields:

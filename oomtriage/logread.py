@@ -37,6 +37,8 @@ TRIGGER_PHRASES = [
     rb"killed by signal",
     rb"oom-kill",
     rb"^killed\b",
+    rb"interrupted by signal 9\b",
+    rb"exit(?:ed)?(?: with)? (?:code|status)[: ]{0,2}137\b",  # 128 + SIGKILL
     rb"failed to allocate",
     rb"failed to get convolution algorithm",
     rb"could not create cudnn handle",
@@ -80,7 +82,8 @@ TRIGGER_PHRASES = [
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
-                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout"]
+                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
+                  b"code 137", b"code: 137", b"status 137", b"status: 137"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

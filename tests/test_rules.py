@@ -3924,3 +3924,54 @@ def test_growth_with_every_call_of_a_library_part_cleared_of_the_users_code_is_t
                                   "the model's outputs of each batch stay on the GPU until the epoch's metrics are computed"])
 def test_outputs_added_to_a_list_or_left_on_the_gpu(note):
     assert _signals(note).outputs_kept
+
+
+# --- round twelve: graphs, data sampling, a process killed with 137 -------------------------------
+
+@pytest.mark.parametrize("note", ["the loader uses weighted random sampling with replacement over the training graphs",
+                                  "running the neighbour sampling example of the graph library on a large social graph",
+                                  "training a link predictor with negative sampling of 50 per edge",
+                                  "class-balanced sampling picks the long recordings more often"])
+def test_sampling_data_is_no_generation(note):
+    assert _signals(note).phase != "generation"
+
+
+@pytest.mark.parametrize("note", ["sampling 64 completions per prompt from the fine-tuned model",
+                                  "it dies while sampling from the diffusion model at step 30"])
+def test_sampling_from_a_model_is_still_generation(note):
+    assert _signals(note).phase == "generation"
+
+
+@pytest.mark.parametrize("text", ["Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+                                  "error: the training container exited with code 137",
+                                  "job step 0 terminated: exit status 137"])
+def test_exit_code_137_is_the_host_killing_the_process(text):
+    result = analyze_inputs([], text=text, note="the evaluation on the full dataset never finishes")
+    assert result.detected and result.error.backend == "host"
+    assert result.causes[0].id == "dataloader_or_host"
+
+
+def test_a_137_elsewhere_in_a_number_is_no_kill():
+    result = analyze_inputs([], text="step 137 loss 0.52 | exit code 1370 is unknown | batch 1137 done")
+    assert not result.detected
+
+
+@pytest.mark.parametrize("note", ["my config leaves out the edge cutoff, so every molecule's graph is fully connected",
+                                  "each point cloud becomes a complete graph before the message passing",
+                                  "there is no distance cutoff when the edges are built, edges between all pairs of atoms"])
+def test_a_fully_connected_graph_is_a_large_input(note):
+    assert _signals(note).dense_graph
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["the classifier ends in two fully connected layers", "a dense layer on top of the graph encoder"])
+def test_a_fully_connected_layer_is_no_dense_graph(note):
+    assert not _signals(note).dense_graph
+
+
+@pytest.mark.parametrize("note", ["our graph attention layer computes all pairs of nodes, on a graph of 3000 nodes",
+                                  "training a dense GAT that scores every pair of nodes of one citation graph with 5000 nodes"])
+def test_attention_over_every_pair_of_a_whole_graph_leads(note):
+    signals = _signals(note)
+    assert signals.naive_attention
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "attention_quadratic"

@@ -48,7 +48,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
-                   r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|\bsampling\b|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+                   r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
@@ -409,7 +409,10 @@ _NAIVE_ATTENTION = (r"(?:naive|vanilla|eager|plain|standard|manual|hand-written)
                     # returning the attention weights needs them materialised: fused kernels never build them
                     r"output_attentions\s?=\s?(?:True|1)\b|\breturn(?:s|ing)? (?:the |all )?attention (?:weights|maps|probs|probabilities)\b|"
                     r"no[-_ ]mem(?:ory)?[-_ ]?(?:efficient[-_ ])?attention|without (?:a )?(?:memory[- ]efficient|flash|xformers|fused)\w* attention|"
-                    r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic")
+                    r"\bseq(?:uence)? ?(?:x|×|by) ?seq(?:uence)?\b|quadratic (?:attention|memory)|attention (?:matrix|scores?) (?:is|are|grows?) quadratic|"
+                    # a dense graph attention layer scores every pair of nodes: "the GAT layer builds every pair of nodes"
+                    r"\b(?:gat|graph attention|attention)(?: \w+){0,3} (?:builds?|scores?|computes?|materiali[sz]es?|concatenates?|over|for|across) (?:all |every |each )(?:possible )?pairs? of (?:nodes|tokens|positions|points|atoms|pixels|residues)\b|"
+                    r"\b(?:every|all) pairs? of (?:nodes|tokens|positions|points|atoms)\b[^.;]{0,40}\b(?:gat|graph attention|attention)\b")
 # A memory-saving switch a library documents that the note says changed nothing at all.
 _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]tiling|(?:cpu|nvme|zero-?[123]?)[_ -]offload\w*|\boffload(?:ing)?\b|sequential[_ ]offload\w*|low_cpu_mem_usage|"
                      r"PYTORCH_MPS_HIGH_WATERMARK_RATIO|gpu[_-]memory[_-]utilization|max[_-]memory)\b(?:(?!\.\s)[^;\n]){0,80}?"
@@ -597,6 +600,13 @@ _WHOLE_GRAPH = (r"\bfull[- _]?batch(?:\.py)?\b(?=[^.;]{0,80}\b(?:graph|gnn|gcn|g
                 r"\b(?:graph|gnn|gcn|gat|ogbn|ogbl|pyg|dgl)\w*\b[^.;]{0,80}\bfull[- _]?batch\b|"
                 r"\b(?:one|a|single|the) (?:big|large|huge|single|whole|entire) graph\b|\bwhole graph\b|\bentire graph\b|"
                 r"\bgraph (?:with|of|has) (?:\d[\d,.]* ?(?:million|[mMkK]\b)? ?nodes|\d[\d,.]* ?(?:million|[mMkK]\b)? ?edges)")
+# A graph whose edges join every pair of nodes: its edge count, and every message, grows with the
+# square of the node count. "the molecule graph is fully connected", "no edge cutoff", "radius graph
+# without a cutoff" (a "fully connected layer" is no graph).
+_DENSE_GRAPH = (r"\b(?:fully[- ]connected|complete|dense) (?:\w+ )?graphs?\b|\bgraphs? (?:is |are )?fully[- ]connected\b|"
+                r"\bno (?:edge|distance|radius|neighbou?r)[- _]?(?:cutoff|cut-off|threshold|radius)\b|"
+                r"\bwithout (?:an? |the )?(?:edge|distance|radius)[- _]?(?:cutoff|cut-off|threshold)\b|\bedge_cutoff\s?[:=]\s?(?:none|null)\b|"
+                r"\b(?:edges?|messages?) between (?:all|every) (?:pairs? of )?(?:nodes|atoms|points|particles)\b")
 # A batch sized in another unit: seconds of audio (lhotse/icefall --max-duration), tokens (fairseq
 # --max-tokens, max_batch_tokens), ESPnet's batch_bins.
 _BATCH_BUDGET = r"--?max[-_]duration[ =]?\d+|--?max[-_]tokens[ =]?\d+|\bmax_batch_tokens\s?[=:]?\s?\d+|\bbatch[-_]bins\s?[=:]?\s?\d+|--?max[-_]frames[ =]?\d+"
@@ -1055,6 +1065,7 @@ class Signals:
     grad_left_on: bool = False
     outputs_kept: bool = False
     attention_said: bool = False
+    dense_graph: bool = False
     naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
@@ -1772,7 +1783,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -654,13 +654,24 @@ def pair_representation_models(data: RuleInput) -> Iterator[Vote]:
 def whole_graph_at_once(data: RuleInput) -> Iterator[Vote]:
     """A graph network trained on the whole graph at once (full-batch, or one big graph that a
     loader can only hand over whole): every layer's activations are nodes x features and the
-    messages edges x features, which no batch size divides."""
+    messages edges x features, which no batch size divides. A fully connected graph is the same in
+    another form: its edges are the node count squared."""
     signals = data.signals
     if signals.whole_graph:
-        yield Vote("input_size_too_large", 0.6, f'The whole graph goes through at once ("{signals.evidence["whole_graph"]}"): '
+        # nodes x features is linear in the graph; a dense attention's scores are nodes², the largest term
+        dense_attention = signals.naive_attention
+        yield Vote("input_size_too_large", 0.3 if dense_attention else 0.6, f'The whole graph goes through at once ("{signals.evidence["whole_graph"]}"): '
                    "activations scale with its nodes and edges; sample neighbourhoods or clusters (NeighborLoader, "
                    "ClusterGCN) or use sparse, memory-efficient aggregation.")
         yield Vote("batch_too_large", -0.3, "A batch size does not bound one graph's nodes and edges.")
+        if dense_attention:
+            yield Vote("attention_quadratic", 0.3, "Over a whole graph, an attention that scores every pair of nodes takes "
+                       "nodes² memory per head, far above the nodes x features of every other layer; use the sparse, per-edge form.")
+    if signals.dense_graph:
+        yield Vote("input_size_too_large", 0.55, f'The graph joins every pair of nodes ("{signals.evidence["dense_graph"]}"): '
+                   "edges and messages grow with the square of the node count; connect only neighbours within a "
+                   "distance cutoff or k nearest, or split large graphs.")
+        yield Vote("batch_too_large", -0.2, "One dense graph's edges grow with its nodes squared, whatever the batch size.")
 
 
 @rule
