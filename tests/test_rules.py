@@ -3975,3 +3975,34 @@ def test_attention_over_every_pair_of_a_whole_graph_leads(note):
     signals = _signals(note)
     assert signals.naive_attention
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "attention_quadratic"
+
+
+@pytest.mark.parametrize("note", ["I build a fresh SetFitModel and trainer in every iteration of a loop over the languages",
+                                  "each run of the outer loop creates a new UNet for the next patient group",
+                                  "a new classifier is initialised in each pass of my evaluation loop"])
+def test_a_new_model_in_every_pass_of_a_loop(note):
+    assert _signals(note).models_in_a_loop
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+def test_one_model_and_a_loop_of_steps_is_no_model_loop():
+    assert not _signals("the model is created once and then every iteration of the loop runs one batch").models_in_a_loop
+
+
+@pytest.mark.parametrize("note", ["knowledge distillation of a 1B student from a 13B teacher on one 24 GB card",
+                                  "training the student: the outputs of the teacher were saved to disk already, but the script still loads the teacher model",
+                                  "the student trains against the teacher's logits computed on the fly"])
+def test_a_distillation_teacher_held_on_the_gpu(note):
+    assert _signals(note).teacher_resident
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["my teacher told me to lower the batch size", "a teacher forcing ratio of 0.5 in the decoder"])
+def test_a_teacher_that_is_no_model(note):
+    assert not _signals(note).teacher_resident
+
+
+def test_distillation_named_without_a_size_or_a_resident_teacher_does_not_blame_the_weights():
+    note = "distilling a small student from a BERT teacher, and the loss is summed over the epoch for logging"
+    assert _signals(note).teacher_resident
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "model_too_large"

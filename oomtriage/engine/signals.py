@@ -375,7 +375,9 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  r"(?:in|on) (?:the )?(?:gpu|cuda|device)(?: memory)?\b|"
                  # passive: "the outputs of every validation step seem to be cached by the trainer"
                  r"\b(?:predictions|preds|outputs|logits|results|embeddings|features|activations)\b(?: of (?:every|each|all) (?:the )?[\w ]{1,30}?)?"
-                 r"[^.;]{0,20}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b|"
+                 # ("the teacher's outputs were saved to disk" keeps nothing on the GPU)
+                 r"[^.;]{0,20}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b"
+                 r"(?! (?:\w+ )?(?:to|on|in|into) (?:the |a |my )?(?:disk|disc|files?|ssd|hdd|drive|storage|npy|csv|json)\b)|"
                  r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
                  r"hidden[ _]states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
@@ -600,6 +602,12 @@ _WHOLE_GRAPH = (r"\bfull[- _]?batch(?:\.py)?\b(?=[^.;]{0,80}\b(?:graph|gnn|gcn|g
                 r"\b(?:graph|gnn|gcn|gat|ogbn|ogbl|pyg|dgl)\w*\b[^.;]{0,80}\bfull[- _]?batch\b|"
                 r"\b(?:one|a|single|the) (?:big|large|huge|single|whole|entire) graph\b|\bwhole graph\b|\bentire graph\b|"
                 r"\bgraph (?:with|of|has) (?:\d[\d,.]* ?(?:million|[mMkK]\b)? ?nodes|\d[\d,.]* ?(?:million|[mMkK]\b)? ?edges)")
+# Distillation that keeps the teacher on the GPU beside the student: "knowledge distillation from a
+# 7B teacher", "the script still loads the teacher model".
+_TEACHER_RESIDENT = (r"\bteacher(?:'s)? (?:model|network|net|llm|weights)?\b[^.;]{0,60}\b(?:load\w*|on (?:the )?(?:gpu|cuda|device)|in (?:gpu |vram|memory))\b|"
+                     r"\b(?:load\w*|keeps?|kept|holds?)\b[^.;]{0,30}\bteacher\b|"
+                     r"\b(?:knowledge[- ])?distill\w*\b[^.;]{0,80}\bteacher\b|\bteacher\b[^.;]{0,80}\bstudent\b|\bstudent\b[^.;]{0,80}\bteacher\b|"
+                     r"\bdistill\w* (?:\w+ ){0,6}from (?:a |an |the |my )?(?:[\w.-]+ ){0,3}(?:target |teacher |larger |bigger )?(?:model|llm)\b")
 # A graph whose edges join every pair of nodes: its edge count, and every message, grows with the
 # square of the node count. "the molecule graph is fully connected", "no edge cutoff", "radius graph
 # without a cutoff" (a "fully connected layer" is no graph).
@@ -704,10 +712,13 @@ _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|f
 _MODEL_LOOP = (r"\b(?:k-?fold|(?:each|every|per) (?:fold|trial|configuration|combination)|(?:each|every) of the (?:\d+ )?(?:folds|trials|configurations|combinations)|grid ?search\w*|gridsearchcv|"
                r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|in (?:a|the|each) (?:for |while )?loop|set of loops|"
                r"repeatedly|over and over|again and again|one after (?:another|the other)|"
+               # "a new model in every iteration of a loop", "in each iteration of the outer loop"
+               r"(?:each|every) (?:iteration|pass|round|run) of (?:a|the|my|an|our) (?:\w+ )?loop|"
                r"(?:large|bigger|larger) grids?|many models|several models|multiple models)\b")
 _MODEL_CREATED = (r"\bload_model\b|\bload(?:s|ed|ing)? (?:the |a |my )?(?:saved |same |trained |stored )?models?\b|"
                   r"(?:\b(?:build\w*|built|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
-                  r"[^.;]{0,40}\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
+                  # a library's model class counts as a model: "a new SetFitModel", "a fresh UNet"
+                  r"[^.;]{0,40}(?:\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)|[a-z](?:Model|Net|Classifier|Regressor)s?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
 
 
 def _models_built_in_a_loop(note: str) -> str | None:
@@ -716,6 +727,9 @@ def _models_built_in_a_loop(note: str) -> str | None:
         looped, created = _search(_MODEL_LOOP, sentence), _search(_MODEL_CREATED, sentence)
         # A grid or hyper-parameter search, a k-fold run, fits a model per point by itself.
         searches = looped and _search(r"k-?fold|grid|hyper-?parameter|hyperopt|optuna|sweep", looped.group(0))
+        # "the model is created once and then every iteration of the loop runs a batch": one model
+        if created and _search(r"\b(?:only |just )?once\b|\bbefore the loop\b|\boutside (?:of )?the loop\b", sentence[created.start():created.end() + 30]):
+            created = None
         if looped and (created or (searches and _search(r"\b(?:models?|networks?|cnns?|classifiers?|estimators?|keras\w*)\b", sentence))):
             return looped.group(0)
     return None
@@ -1066,6 +1080,7 @@ class Signals:
     outputs_kept: bool = False
     attention_said: bool = False
     dense_graph: bool = False
+    teacher_resident: bool = False
     naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
@@ -1783,7 +1798,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

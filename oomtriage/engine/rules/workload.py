@@ -675,6 +675,32 @@ def whole_graph_at_once(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def teacher_beside_the_student(data: RuleInput) -> Iterator[Vote]:
+    """Distillation runs a teacher, usually the larger model, beside the student: its weights (and
+    its activations for every batch) sit on the card on top of everything training the student
+    needs. Outputs saved once ahead of time, or a teacher on another device or quantized, take
+    that off."""
+    signals = data.signals
+    if signals.teacher_resident and signals.phase in ("training", "unknown", "loading"):
+        note = data.context.note or ""
+        loaded = re.search(r"\bload\w*\b[^.;]{0,30}\bteacher\b|\bteacher\b[^.;]{0,30}\bload", note, re.IGNORECASE)
+        # the teacher run beside the student: "the teacher's logits computed on the fly", "on the same GPU"
+        beside = loaded or re.search(r"\bteacher\W{0,3}s? (?:logits|outputs|predictions|forward|soft labels)\b[^.;]{0,40}"
+                                     r"\b(?:on the fly|online|every (?:step|batch|iteration))\b|\b(?:on|in) the same (?:gpu|card|device)\b", note, re.IGNORECASE)
+        # Distillation alone says nothing of the teacher's size (a BERT teacher is small): a
+        # billion-parameter model named, or the teacher said to be loaded and run beside the student, does.
+        large = (signals.param_count or 0) >= 1e9
+        if not (large or beside):
+            return
+        yield Vote("model_too_large", 0.5 if large and beside else 0.45, f'A distillation teacher is held on the GPU ("{signals.evidence["teacher_resident"]}"): '
+                   "its weights come on top of the student's weights, gradients and optimizer states; precompute the "
+                   "teacher's outputs once and train without it, or put it on another GPU or quantize it.")
+        if loaded:
+            # the teacher is a second model that stays, not a transient copy of a checkpoint
+            yield Vote("checkpoint_loading", -0.3, "What is loaded is a second model that stays resident, not a copy made while loading.")
+
+
+@rule
 def batch_sized_in_another_unit(data: RuleInput) -> Iterator[Vote]:
     """Speech and translation recipes size a batch by its total seconds of audio or tokens rather
     than by a count of examples: that budget is the batch size."""
