@@ -2708,7 +2708,7 @@ def test_a_dequantize_kernel_in_the_forward_pass_is_no_merge():
                                   "merging LoRA into the base on CPU hits the host RAM limit and the process is killed"])
 def test_a_merge_on_the_cpu_that_fills_host_memory_is_host(note):
     assert signals_of(note).host_ram
-    assert ids("", note)[0] == "dataloader_or_host"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
 
 
 def test_a_cpu_run_with_no_gpu_message_and_host_memory_full_is_not_wrong_device():
@@ -3001,7 +3001,7 @@ def test_the_weights_size_stated_in_the_note(note, size):
 def test_host_ram_said_with_an_aside_and_a_kill(note):
     signals = signals_of(note, text="")
     assert signals.host_ram
-    assert ids("", note)[0] == "dataloader_or_host"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
 
 
 @pytest.mark.parametrize("note", ["rank 0 needs a lot of system memory and gets killed after several hours",
@@ -3012,7 +3012,7 @@ def test_host_ram_said_with_an_aside_and_a_kill(note):
 def test_host_ram_said_as_a_need_or_a_kill_by_the_system(note):
     signals = signals_of(note, text="")
     assert signals.host_ram and not signals.rank0_heavy
-    assert ids("", note)[0] == "dataloader_or_host"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
 
 
 @pytest.mark.parametrize(("note", "card"), [("GPU 1 is busy with another job; my model only uses 1G on GPU 0", None),
@@ -3035,7 +3035,7 @@ def test_models_loaded_again_and_again_are_the_models_kept(note):
                                   "memory error in the collate function with variable-size point clouds"])
 def test_a_failure_in_the_data_pipeline_without_a_gpu_message_is_host_memory(note):
     assert signals_of(note, text="").data_pipeline_fails
-    assert ids("", note)[0] == "dataloader_or_host"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
 
 
 def test_a_gpu_message_keeps_a_data_pipeline_word_from_meaning_host_memory():
@@ -3782,7 +3782,7 @@ def test_the_example_fitting_only_a_smaller_batch_says_nothing_of_the_inputs():
                                   "the model sits on the cpu and I am near the memory limit of my machine when it crashes"])
 def test_a_cpu_oom_said_in_words_is_host_memory(note):
     assert _signals(note).host_ram
-    assert ids("", note)[0] == "dataloader_or_host"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
 
 
 def test_a_cost_with_the_square_of_a_count_is_the_input_size_and_no_growth():
@@ -4006,3 +4006,38 @@ def test_distillation_named_without_a_size_or_a_resident_teacher_does_not_blame_
     note = "distilling a small student from a BERT teacher, and the loss is summed over the epoch for logging"
     assert _signals(note).teacher_resident
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] != "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["the vocab_size of my Embedding layer is about 500000 words",
+                                  "an nn.Embedding over 300k item ids with 256 dimensions",
+                                  "my embedding table has input_dim=800000 after tokenising the corpus"])
+def test_an_embedding_table_sized_by_its_vocabulary(note):
+    assert (_signals(note).embedding_rows or 0) >= 100_000
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+def test_a_language_models_vocabulary_at_the_logits_is_no_embedding_table():
+    assert not _signals("the embedding and the logits softmax run over a vocabulary of 250000 tokens").embedding_rows
+
+
+def test_embedding_tables_built_in_host_memory_are_the_hosts():
+    note = "the machine's RAM fills up while the embedding for 3 million users is built, before training starts"
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+
+
+def test_a_tensor_with_a_vocabulary_dimension_at_the_failing_line_is_the_logits():
+    text = trace("sparse_head", "weights = torch.zeros(input_ids.size(0), input_ids.size(1), self.vocab_size, device=device)",
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB.")
+    assert ids(text)[0] == "large_logits"
+
+
+@pytest.mark.parametrize("note", ["the recipe was trained on 4 V100 32GB; my machine has one T4 with 16 GB",
+                                  "the paper used 8 A100 GPUs for this config, I only have a single 3090",
+                                  "the official config was tuned on A100 80GB cards and I have a 24 GB card"])
+def test_a_recipe_sized_for_larger_hardware_is_the_batch(note):
+    assert _signals(note).recipe_on_smaller_hardware
+    assert ids("RuntimeError: CUDA out of memory.", note + ", training fails at the first step")[0] == "batch_too_large"
+
+
+def test_one_gpu_named_is_no_recipe_comparison():
+    assert not _signals("training on my 24 GB card with the default config").recipe_on_smaller_hardware

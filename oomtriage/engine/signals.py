@@ -608,6 +608,14 @@ _TEACHER_RESIDENT = (r"\bteacher(?:'s)? (?:model|network|net|llm|weights)?\b[^.;
                      r"\b(?:load\w*|keeps?|kept|holds?)\b[^.;]{0,30}\bteacher\b|"
                      r"\b(?:knowledge[- ])?distill\w*\b[^.;]{0,80}\bteacher\b|\bteacher\b[^.;]{0,80}\bstudent\b|\bstudent\b[^.;]{0,80}\bteacher\b|"
                      r"\bdistill\w* (?:\w+ ){0,6}from (?:a |an |the |my )?(?:[\w.-]+ ){0,3}(?:target |teacher |larger |bigger )?(?:model|llm)\b")
+# A recipe, config or paper run on more or larger GPUs than the user's: "the recipe was trained on 4
+# V100 32GB; my machine has one T4 with 15 GB", "the paper used 8 A100s, I only have a 3090".
+_GPU_NAMED = r"(?:\d+ ?(?:x ?)?)?(?:[\w-]+ ){0,2}(?:\d+ ?gi?b\b|v100s?|a100s?|h100s?|a6000s?|a40s?|l40s?|tpus?|gpus?|cards?)"
+_RECIPE_HARDWARE = (r"\b(?:recipe|config\w*|yaml|script|paper|authors?|official \w+|original \w+|example)\b[^.;]{0,60}\b"
+                    r"(?:trained|made|designed|meant|tuned|tested|run|ran|succeeded|used|uses|needs?|requires?|was done)\b[^.;]{0,30}?"
+                    rf"\b(?:on|with|using|for)? ?{_GPU_NAMED}|\b(?:they|the authors) (?:used|trained on|train on|ran it on) {_GPU_NAMED}")
+_OWN_SMALLER_HARDWARE = (r"\b(?:my (?:machine|computer|pc|server|box|laptop|gpu|card)|i (?:only )?(?:have|own|use|got)|we (?:only )?have|mine (?:is|has)|"
+                         r"i'm on|i am on|i only have|only (?:one|a single|1))\b[^.;]{0,50}?\b(?:\d+ ?gi?b\b|gpu|card|t4|tesla|rtx|gtx|\d{4}(?:ti)?\b)")
 # A graph whose edges join every pair of nodes: its edge count, and every message, grows with the
 # square of the node count. "the molecule graph is fully connected", "no edge cutoff", "radius graph
 # without a cutoff" (a "fully connected layer" is no graph).
@@ -1081,6 +1089,7 @@ class Signals:
     attention_said: bool = False
     dense_graph: bool = False
     teacher_resident: bool = False
+    recipe_on_smaller_hardware: bool = False
     naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
@@ -1258,6 +1267,11 @@ def read_numbers(note: str, signals: Signals) -> None:
         rows = [_number(found.group(1)) for found in re.finditer(_EMBEDDING_ROWS, note, re.IGNORECASE)]
         if rows and sum(rows) >= 1e6:
             signals.embedding_rows = int(sum(rows))
+        else:
+            # a vocabulary or id count given for the embedding itself: "the Embedding layer's vocab_size is 500000"
+            table = _embedding_table_rows(note)
+            if table:
+                signals.embedding_rows, signals.evidence["embedding_rows"] = table
     for family, size in _FAMILY_VOCAB:
         named = _search(family, note)
         if named:
@@ -1472,6 +1486,33 @@ def _class_count_that_matters(note: str) -> tuple[int, str] | None:
                                                    _clause_around(note, found.group(0))) for count, found in counts)
     if largest >= 5000 and (smaller_fits or _search(_FAILURE_WORDS, _clause_around(note, where.group(0)))):
         return largest, where.group(0)
+    return None
+
+
+# An embedding table's rows: a vocabulary, users, items, ids or hash buckets ("the vocab_size of the
+# Embedding layer is about 500000", "nn.Embedding(5_000_000, 128) for the item ids").
+_EMBEDDING_WORDS = r"\bembedding(?:s)?(?: layer| table| matrix| lookup)?\b|\bnn\.Embedding\b|\bEmbedding\(|\bembedding_column\b|\binput_dim\b"
+_TABLE_ROWS = (r"((?<![\w.,])\d[\d,._]*\s?(?:[kKmM]\b|million\b|thousand\b)?)(?:\s?(?:unique |distinct |different )?"
+               r"(?:words|tokens|items|users|ids|entities|products|buckets|rows|categories|features|vocab\w*))?")
+
+
+def _embedding_table_rows(note: str) -> tuple[int, str] | None:
+    """The row count of an embedding table the note sizes (100,000 rows or more), read from the
+    sentence that names the embedding and a vocabulary, id or bucket count."""
+    for sentence in _SENTENCE_END.split(note):
+        named = _search(_EMBEDDING_WORDS, sentence)
+        if not named or not _search(r"vocab\w*|input_dim|\bitems?\b|\busers?\b|\bids?\b|entities|buckets|\brows\b|categor\w+|\bEmbedding\(", sentence):
+            continue
+        # the output side of a language model is the logits' business, not a table of weights
+        if _search(r"\blogits?\b|\blm[_ ]head\b|softmax|cross[- _]?entropy", sentence):
+            continue
+        for found in re.finditer(_TABLE_ROWS, sentence):
+            try:
+                rows = int(_number(found.group(1).replace("_", "")))
+            except ValueError:
+                continue
+            if rows >= 100_000:
+                return rows, _clause_around(sentence, found.group(0)).strip()[:120]
     return None
 
 
@@ -1922,6 +1963,10 @@ def read_signals(context: TriageContext) -> Signals:
         signals.evidence["many_boxes"] = boxes.group(0)
     if _search(r"\bself-?attention (?:model|network|net)\b|\bstand-?alone self-?attention\b|\battention-?based (?:vision |image )?model\b", note):
         signals.attention_model_named = True
+    recipe_hardware = _search(_RECIPE_HARDWARE, note)
+    if recipe_hardware and _search(_OWN_SMALLER_HARDWARE, note[recipe_hardware.end():] + " " + note[:recipe_hardware.start()]):
+        signals.recipe_on_smaller_hardware = True
+        signals.evidence["recipe_on_smaller_hardware"] = recipe_hardware.group(0)
     looped = _models_built_in_a_loop(note)
     if looped:
         signals.models_in_a_loop = True

@@ -23,6 +23,10 @@ _SITES: list[tuple[str, float, str, str]] = [
     ("large_logits", 0.65, r"log_softmax|cross_entropy|CrossEntropyLoss|\blm_head\b|compute_logits|_get_logits|logits_processor|"
                            r"gather_logits|logprob|\blogits\s*=(?!\s*(?:self\.)?\w*(?:model|net|module|encoder|backbone)\w*\()|\.logits\b|nll_loss",
      "the output layer: logits over the vocabulary (batch x tokens x vocabulary, in fp32 for the loss)"),
+    # A tensor with a vocabulary-sized dimension per token (a sparse lexical head, a one-hot over the
+    # vocabulary): batch x tokens x vocabulary, the logits' size whatever the name.
+    ("large_logits", 0.6, r"(?:zeros|ones|empty|full|new_zeros|new_empty|one_hot)\w*\([^\n]*\b(?:vocab_size|n_vocab|vocab|vocabulary_size|num_tokens)\b",
+     "a tensor with a vocabulary-sized dimension for every token (batch x tokens x vocabulary)"),
     # Mixed-precision wrappers hand the model's outputs back in fp32 (accelerate's
     # convert_outputs_to_fp32): for a language model that output is the logits, doubled in size.
     ("large_logits", 0.65, r"_convert_to_fp32|convert_outputs_to_fp32|ConvertOutputsToFp32|upcast_logits|logits\.float\(\)",

@@ -431,7 +431,8 @@ def embedding_tables(data: RuleInput) -> Iterator[Vote]:
     whatever the batch. Shard them, keep them on the host with a GPU cache, or hash them smaller."""
     signals = data.signals
     rows = signals.embedding_rows
-    if not rows or signals.phase in ("generation", "data_loading"):
+    # (host RAM said to fill: the tables built there are host memory's business)
+    if not rows or signals.phase in ("generation", "data_loading") or signals.host_only:
         return
     yield Vote("model_too_large", 0.5, f"Embedding tables for ~{rows:,} rows: at d dimensions they hold rows x d x 4 bytes "
                "(x4 with Adam's moments in training), which is the model itself; shard the tables, keep them in host memory "
@@ -698,6 +699,16 @@ def teacher_beside_the_student(data: RuleInput) -> Iterator[Vote]:
         if loaded:
             # the teacher is a second model that stays, not a transient copy of a checkpoint
             yield Vote("checkpoint_loading", -0.3, "What is loaded is a second model that stays resident, not a copy made while loading.")
+
+
+@rule
+def recipe_sized_for_larger_hardware(data: RuleInput) -> Iterator[Vote]:
+    """A published recipe's batch (per GPU, or a total budget such as batch_bins) was sized for the
+    cards it was run on: on fewer or smaller ones the same setting asks for their memory."""
+    signals = data.signals
+    if signals.recipe_on_smaller_hardware and signals.phase in ("training", "unknown") and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.45, f'The recipe was sized for other hardware ("{signals.evidence["recipe_on_smaller_hardware"]}"): '
+                   "its batch setting assumes their memory; scale it down by the ratio of memory and accumulate gradients to keep the effective batch.")
 
 
 @rule
