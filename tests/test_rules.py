@@ -2708,7 +2708,7 @@ def test_a_dequantize_kernel_in_the_forward_pass_is_no_merge():
                                   "merging LoRA into the base on CPU hits the host RAM limit and the process is killed"])
 def test_a_merge_on_the_cpu_that_fills_host_memory_is_host(note):
     assert signals_of(note).host_ram
-    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert ids("", note)[0] == "dataloader_or_host"
 
 
 def test_a_cpu_run_with_no_gpu_message_and_host_memory_full_is_not_wrong_device():
@@ -3001,7 +3001,7 @@ def test_the_weights_size_stated_in_the_note(note, size):
 def test_host_ram_said_with_an_aside_and_a_kill(note):
     signals = signals_of(note, text="")
     assert signals.host_ram
-    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert ids("", note)[0] == "dataloader_or_host"
 
 
 @pytest.mark.parametrize("note", ["rank 0 needs a lot of system memory and gets killed after several hours",
@@ -3012,7 +3012,7 @@ def test_host_ram_said_with_an_aside_and_a_kill(note):
 def test_host_ram_said_as_a_need_or_a_kill_by_the_system(note):
     signals = signals_of(note, text="")
     assert signals.host_ram and not signals.rank0_heavy
-    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert ids("", note)[0] == "dataloader_or_host"
 
 
 @pytest.mark.parametrize(("note", "card"), [("GPU 1 is busy with another job; my model only uses 1G on GPU 0", None),
@@ -3035,7 +3035,7 @@ def test_models_loaded_again_and_again_are_the_models_kept(note):
                                   "memory error in the collate function with variable-size point clouds"])
 def test_a_failure_in_the_data_pipeline_without_a_gpu_message_is_host_memory(note):
     assert signals_of(note, text="").data_pipeline_fails
-    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert ids("", note)[0] == "dataloader_or_host"
 
 
 def test_a_gpu_message_keeps_a_data_pipeline_word_from_meaning_host_memory():
@@ -3782,7 +3782,7 @@ def test_the_example_fitting_only_a_smaller_batch_says_nothing_of_the_inputs():
                                   "the model sits on the cpu and I am near the memory limit of my machine when it crashes"])
 def test_a_cpu_oom_said_in_words_is_host_memory(note):
     assert _signals(note).host_ram
-    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "dataloader_or_host"
+    assert ids("", note)[0] == "dataloader_or_host"
 
 
 def test_a_cost_with_the_square_of_a_count_is_the_input_size_and_no_growth():
@@ -4041,3 +4041,23 @@ def test_a_recipe_sized_for_larger_hardware_is_the_batch(note):
 
 def test_one_gpu_named_is_no_recipe_comparison():
     assert not _signals("training on my 24 GB card with the default config").recipe_on_smaller_hardware
+
+
+@pytest.mark.parametrize("note", ["with --load-8bit it takes way more VRAM than in fp16 and runs out",
+                                  "turning on gradient checkpointing, training uses more memory than without it",
+                                  "loading in 4-bit needs more GPU memory than the fp16 checkpoint did"])
+def test_a_memory_saver_that_costs_more_than_going_without(note):
+    assert _signals(note).switch_no_effect
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_larger_model_taking_more_memory_is_no_backfiring_saver():
+    assert not _signals("the 13B model in 8-bit is fine; the 30B one needs more memory than my card has").switch_no_effect
+
+
+@pytest.mark.parametrize("note", ["the loss builds pixel-to-pixel similarity matrices between two feature maps",
+                                  "a pairwise distance matrix between all points of the cloud is computed in the loss",
+                                  "the affinity matrix over all pixels of the 256x256 feature map"])
+def test_a_matrix_over_every_pair_of_positions_is_the_input_squared(note):
+    assert _signals(note).pairwise_said
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"

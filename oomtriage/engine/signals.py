@@ -425,7 +425,11 @@ _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]
                      # a memory knob at any value: "whatever --tile size is given", "regardless of the chunk size"
                      r"(?:whatever|regardless of|no matter (?:what|which|how small)?) (?:the |a )?(?:\w+ ){0,2}?(?:--?tile\w*|tile[_ ]size|tiles?|tiling|chunk\w*|slic\w*)\b|"
                      r"(?:--?tile\w*|tile[_ ]size|tiling|chunk[_ ]size|slice[_ ]size)\b[^.;]{0,60}?\b(?:whatever|regardless|no matter|any (?:value|size)|even (?:with )?(?:a |an )?(?:\w+ ){0,2}of 1\b)|"
-                     r"\beven (?:with )?(?:a |an )?(?:--?tile\w*|tile[_ ]size|chunk[_ ]size|slice[_ ]size) (?:of |=\s?)?1\b")
+                     r"\beven (?:with )?(?:a |an )?(?:--?tile\w*|tile[_ ]size|chunk[_ ]size|slice[_ ]size) (?:of |=\s?)?1\b|"
+                     # a saver that costs more than going without: "with --load-8bit it takes way more VRAM than fp16"
+                     r"(?:--?load[-_]?[48]-?bit|load_in_[48]bit|\b[48]-?bit\b|\bquantiz\w*|\boffload\w*|gradient[_ ]checkpointing|attention[_ ]slicing|\blow_cpu_mem_usage)"
+                     r"[^.;]{0,80}?\b(?:takes?|taking|uses?|using|needs?|consumes?|took|used|needed|requires?) (?:way |much |even |a lot |far |significantly )?more "
+                     r"(?:vram|memory|gpu memory|video memory)\b[^.;]{0,30}?\bthan\b")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -608,6 +612,13 @@ _TEACHER_RESIDENT = (r"\bteacher(?:'s)? (?:model|network|net|llm|weights)?\b[^.;
                      r"\b(?:load\w*|keeps?|kept|holds?)\b[^.;]{0,30}\bteacher\b|"
                      r"\b(?:knowledge[- ])?distill\w*\b[^.;]{0,80}\bteacher\b|\bteacher\b[^.;]{0,80}\bstudent\b|\bstudent\b[^.;]{0,80}\bteacher\b|"
                      r"\bdistill\w* (?:\w+ ){0,6}from (?:a |an |the |my )?(?:[\w.-]+ ){0,3}(?:target |teacher |larger |bigger )?(?:model|llm)\b")
+# A matrix over every pair of positions named in the note: "pixel-to-pixel similarity matrices", "a
+# pairwise distance matrix between all points", "an (HW x HW) affinity".
+_PAIRWISE_SAID = (r"\b(?:pixel|point|patch|location|position|voxel|region|anchor)[- ]to[- ](?:pixel|point|patch|location|position|voxel|region|anchor)\b[^.;]{0,20}?"
+                  r"\b(?:similarit\w*|affinit\w*|distances?|correlations?|relations?|attention)\b|"
+                  r"\bpairwise (?:\w+ )?(?:similarit\w*|distances?|affinit\w*|correlations?)(?: matri\w*)?\b[^.;]{0,30}?\b(?:between|over|of|for) (?:all |every |each )?(?:the )?(?:pixels|points|locations|positions|voxels|patches|features|samples)\b|"
+                  r"\b(?:similarity|affinity|distance|correlation) matri(?:x|ces)\b[^.;]{0,20}?\b(?:between|over|of|across) (?:all |every |each )?(?:the )?(?:pairs of )?(?:pixels|points|locations|positions|voxels|patches)\b|"
+                  r"\(?\bhw ?[x×] ?hw\b\)?")
 # A recipe, config or paper run on more or larger GPUs than the user's: "the recipe was trained on 4
 # V100 32GB; my machine has one T4 with 15 GB", "the paper used 8 A100s, I only have a 3090".
 _GPU_NAMED = r"(?:\d+ ?(?:x ?)?)?(?:[\w-]+ ){0,2}(?:\d+ ?gi?b\b|v100s?|a100s?|h100s?|a6000s?|a40s?|l40s?|tpus?|gpus?|cards?)"
@@ -1090,6 +1101,7 @@ class Signals:
     dense_graph: bool = False
     teacher_resident: bool = False
     recipe_on_smaller_hardware: bool = False
+    pairwise_said: bool = False
     naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
@@ -1839,7 +1851,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -702,6 +702,18 @@ def teacher_beside_the_student(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def pairwise_matrix_named(data: RuleInput) -> Iterator[Vote]:
+    """A similarity, distance or affinity matrix over every pair of pixels or points has
+    positions² entries per image: it grows with the square of the resolution (or point count),
+    and is what pooling or chunking the positions shrinks."""
+    signals = data.signals
+    if signals.pairwise_said and not signals.attention_said:
+        yield Vote("input_size_too_large", 0.45, f'A matrix over every pair of positions ("{signals.evidence["pairwise_said"]}"): '
+                   "positions² entries per sample, the square of the resolution or point count; pool or subsample the "
+                   "positions first, or compute it in chunks.")
+
+
+@rule
 def recipe_sized_for_larger_hardware(data: RuleInput) -> Iterator[Vote]:
     """A published recipe's batch (per GPU, or a total budget such as batch_bins) was sized for the
     cards it was run on: on fewer or smaller ones the same setting asks for their memory."""
