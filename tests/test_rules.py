@@ -4061,3 +4061,23 @@ def test_a_larger_model_taking_more_memory_is_no_backfiring_saver():
 def test_a_matrix_over_every_pair_of_positions_is_the_input_squared(note):
     assert _signals(note).pairwise_said
     assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["training on 8 A100 GPUs with the provided config; deepspeed is not installed in my environment",
+                                  "I launch it with torchrun on 4 GPUs without DeepSpeed, plain DDP",
+                                  "fine-tuning on two GPUs, not using FSDP or ZeRO"])
+def test_a_multi_gpu_recipe_without_its_sharding_is_replication(note):
+    assert _signals(note).sharding_absent
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_one_gpu_without_deepspeed_is_no_replication():
+    note = "training on my single GPU without deepspeed"
+    assert "distributed_replication" not in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:1]
+
+
+@pytest.mark.parametrize("note", ["exporting with torch.onnx.export(model, torch.randn(1, 1, 128, 128, 128, device='cuda'))",
+                                  "the dummy input is torch.zeros(2, 4, 96, 160, 160) for the 3D UNet"])
+def test_a_five_dimensional_tensor_in_the_note_is_a_volume(note):
+    assert _signals(note).long_input
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"

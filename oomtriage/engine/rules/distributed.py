@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 from oomtriage.sizes import format_size
@@ -62,6 +64,19 @@ def more_gpus_did_not_help(data: RuleInput) -> Iterator[Vote]:
     if signals.more_gpus_no_help:
         yield Vote("distributed_replication", 0.7, f'More GPUs did not lower the memory each one needs ("{signals.evidence["more_gpus_no_help"]}"): '
                    "every GPU holds a full replica of the model states; shard them (FSDP, ZeRO-3) instead.")
+
+
+@rule
+def sharding_not_in_place(data: RuleInput) -> Iterator[Vote]:
+    """A multi-GPU recipe sized for ZeRO or FSDP run without it: each GPU then keeps the full
+    weights, gradients and optimizer states the recipe meant to split."""
+    signals = data.signals
+    # (naming DeepSpeed, even to say it is absent, marks the run distributed: the GPU count decides)
+    single = signals.gpu_count == 1 or re.search(r"\b(?:single|one|1) gpu\b|\bmy (?:only )?gpu\b", data.context.note or "", re.IGNORECASE)
+    multi = (signals.gpu_count or 0) > 1 or (signals.distributed and not single)
+    if signals.sharding_absent and multi and signals.phase in ("training", "optimizer_setup", "unknown"):
+        yield Vote("distributed_replication", 0.55, f'The sharding is not in place ("{signals.evidence["sharding_absent"]}"): '
+                   "without ZeRO/FSDP every GPU holds a full replica of the model states; install and enable it as the recipe expects.")
 
 
 @rule
