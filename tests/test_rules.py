@@ -4081,3 +4081,25 @@ def test_one_gpu_without_deepspeed_is_no_replication():
 def test_a_five_dimensional_tensor_in_the_note_is_a_volume(note):
     assert _signals(note).long_input
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["my PC: an i5, a GTX 1050 with 4 GB, 16 GB of RAM", "a laptop with 8 GB of RAM and an MX150"])
+def test_the_machines_ram_listed_as_a_spec_is_not_host_memory_filling(note):
+    assert not _signals(note).host_ram
+
+
+@pytest.mark.parametrize("note", ["the script uses 60 GB of RAM before it dies", "the machine's memory (not the GPU's) runs full during loading"])
+def test_ram_used_or_the_machines_memory_running_full_is_host_memory(note):
+    assert _signals(note).host_ram
+
+
+def test_a_2_gb_card_running_a_tool_is_short_of_room_for_the_model():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 158.00 MiB (GPU 0; 2.00 GiB total capacity; "
+            "1.12 GiB already allocated; 119.35 MiB free; 20.06 MiB cached)")
+    assert ids(text, "running the separation script on one song")[0] == "model_too_large"
+
+
+def test_a_small_card_in_training_leaves_the_batch_in_play():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 158.00 MiB (GPU 0; 2.00 GiB total capacity; "
+            "1.12 GiB already allocated; 119.35 MiB free; 20.06 MiB cached)")
+    assert "batch_too_large" in ids(text, "training my CNN with batch size 256")[:2]

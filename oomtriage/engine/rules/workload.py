@@ -702,6 +702,24 @@ def teacher_beside_the_student(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def card_smaller_than_the_tool(data: RuleInput) -> Iterator[Vote]:
+    """A card of 4 GB or less keeps a few hundred MB for the CUDA context and the framework; what is
+    left holds little more than the weights of a current model (a separation, detection or speech
+    model of a few hundred million parameters in fp32 with its largest activations). Running a
+    published tool as it ships, without training, the card is what is short: a smaller variant,
+    half precision, or the CPU."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if not capacity or capacity > 4.3 * 2**30 or signals.phase in ("training", "optimizer_setup", "data_loading"):
+        return
+    if signals.other_process_hint or signals.growth or signals.host_only:
+        return
+    # (at 4 GB a batch or an input setting is as likely the lever; at 2 GB the weights are)
+    yield Vote("model_too_large", 0.45 if capacity <= 2.5 * 2**30 else 0.2, f"The card has {format_size(int(capacity))} in all: after the CUDA context, "
+               "little more than a current model's weights and its largest activations fit; use a smaller variant, "
+               "half precision, or run it on the CPU.")
+
+
+@rule
 def pairwise_matrix_named(data: RuleInput) -> Iterator[Vote]:
     """A similarity, distance or affinity matrix over every pair of pixels or points has
     positions² entries per image: it grows with the square of the resolution (or point count),
