@@ -4103,3 +4103,28 @@ def test_a_small_card_in_training_leaves_the_batch_in_play():
     text = ("RuntimeError: CUDA out of memory. Tried to allocate 158.00 MiB (GPU 0; 2.00 GiB total capacity; "
             "1.12 GiB already allocated; 119.35 MiB free; 20.06 MiB cached)")
     assert "batch_too_large" in ids(text, "training my CNN with batch size 256")[:2]
+
+
+@pytest.mark.parametrize("note", ["graph regression on molecules with PyG", "a linear regression head on top of the encoder",
+                                  "the regression loss is an MSE over 10 targets"])
+def test_a_regression_task_is_no_version_regression(note):
+    assert not _signals(note).upgrade_regression
+
+
+def test_a_regression_between_releases_is_still_one():
+    assert _signals("this looks like a regression: 2.1 fits the same batch, 2.3 does not").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["edges are created between all pairs of atoms", "I did not set a distance threshold when building the graph"])
+def test_a_dense_graph_said_as_edges_between_all_pairs_or_no_threshold(note):
+    assert _signals(note).dense_graph
+
+
+def test_a_diffusion_model_over_molecules_is_no_image_diffusion():
+    assert "diffusion" not in _signals("an equivariant diffusion model that generates ligands for a protein pocket").domains
+    assert "diffusion" in _signals("a latent diffusion model that generates images at 1024 px").domains
+
+
+def test_a_note_that_says_the_host_memory_is_eaten_is_ranked_without_a_message():
+    result = analyze_inputs([], text="", note="the GCN sampling example eats all the host RAM after the first epoch")
+    assert result.suspected and result.causes[0].id == "dataloader_or_host"

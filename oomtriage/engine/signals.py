@@ -198,7 +198,10 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"\b(?:happens?|occurs?|appears?|fails?|ooms?|breaks?)\b[^.;]{{0,15}}?\b(?:on|in|with|under|since) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,30}}?\b(?:but|and|yet) not (?:on|in|with|under) (?:\w+ )?{_A_VERSION}|"
                    # "ollama 0.1.11 ran this model, the upgraded version does not"
                    rf"(?<![\w.]){_A_VERSION_NOT_SIZE} (?:ran|runs|worked|works|was fine|is fine|fit|fits|handled)\b|\bupgraded (?:version|build|release|package|install\w*)\b|"
-                   r"(?:older|previous|earlier|last) (?:[\w.+-]+ )?(?:versions?|releases?|builds?|commits?)\b|a build from|\bnightly\b|(?:new|latest|recent) build|\bregress\w*|\bbisect\w*|"
+                   r"(?:older|previous|earlier|last) (?:[\w.+-]+ )?(?:versions?|releases?|builds?|commits?)\b|a build from|\bnightly\b|(?:new|latest|recent) build|"
+                   # ("graph regression", "a linear regression head", "the regression loss" name a task)
+                   r"(?<!graph )(?<!linear )(?<!logistic )(?<!ridge )(?<!lasso )(?<!poisson )(?<!quantile )(?<!polynomial )(?<!kernel )(?<!box )(?<!bbox )(?<!bounding box )(?<!symbolic )(?<!ordinal )(?<!image )(?<!node )(?<!property )"
+                   r"\bregress\w*(?!\w)(?! (?:tasks?|problems?|models?|heads?|loss\w*|targets?|outputs?|layers?|networks?|trees?|on|of|with)\b)|\bbisect\w*|"
                    # "a build of the master branch", "switching back to version 0.2.0 there is no leak"
                    r"\bbuild (?:of|from) (?:the )?(?:\w+ )?(?:master|main|dev|development) (?:branch|head)\b|\b(?:master|main) branch build\b|"
                    rf"(?:switch|go|went|roll|revert|fall|move|downgrad)\w* (?:[\w.-]+ ){{0,2}}back to (?:\w+ )?(?:version |release |build )?{_A_VERSION}|"
@@ -646,7 +649,8 @@ _OWN_SMALLER_HARDWARE = (r"\b(?:my (?:machine|computer|pc|server|box|laptop|gpu|
 _DENSE_GRAPH = (r"\b(?:fully[- ]connected|complete|dense) (?:\w+ )?graphs?\b|\bgraphs? (?:is |are )?fully[- ]connected\b|"
                 r"\bno (?:edge|distance|radius|neighbou?r)[- _]?(?:cutoff|cut-off|threshold|radius)\b|"
                 r"\bwithout (?:an? |the )?(?:edge|distance|radius)[- _]?(?:cutoff|cut-off|threshold)\b|\bedge_cutoff\s?[:=]\s?(?:none|null)\b|"
-                r"\b(?:edges?|messages?) between (?:all|every) (?:pairs? of )?(?:nodes|atoms|points|particles)\b")
+                r"\b(?:edges?|messages?)\b[^.;]{0,30}?\bbetween (?:all|every|each) (?:pairs? of )?(?:nodes|atoms|points|particles|residues)\b|"
+                r"\b(?:did ?n[o']t|do ?n[o']t|never|not) (?:set|use|define|specify|give)\w* (?:a |an |the |any )?(?:edge|distance|radius|neighbou?r)[- _]?(?:cutoff|cut-off|threshold|radius)\b")
 # A batch sized in another unit: seconds of audio (lhotse/icefall --max-duration), tokens (fairseq
 # --max-tokens, max_batch_tokens), ESPnet's batch_bins.
 _BATCH_BUDGET = r"--?max[-_]duration[ =]?\d+|--?max[-_]tokens[ =]?\d+|\bmax_batch_tokens\s?[=:]?\s?\d+|\bbatch[-_]bins\s?[=:]?\s?\d+|--?max[-_]frames[ =]?\d+"
@@ -2067,6 +2071,11 @@ def read_signals(context: TriageContext) -> Signals:
                           ("rendering", _RENDERER), ("video", _VIDEO)):
         if _search(pattern, everything):
             signals.domains.add(name)
+    if "diffusion" in signals.domains and _search(r"\b(?:molecul\w*|ligands?|proteins?|atoms?|conformers?|equivariant|point clouds?|graphs?)\b", everything) \
+            and not _search(r"diffusers|\bunet\b|\bsd(?:xl)?\b|images?|pictures?|videos?|latents?|pixels?|text-to-image", everything):
+        # A diffusion model over molecules or graphs denoises coordinates and features, not an
+        # image's latent pixels: no pixel self-attention to blame.
+        signals.domains.discard("diffusion")
     if "diffusion" in signals.domains and (_search(_GAN, everything) or _search(_RENDERER, everything)) and \
             not _search(r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b", everything):
         # A GAN's generated images come from one forward pass, a renderer's (NeRF, Gaussian splatting)
