@@ -4128,3 +4128,10 @@ def test_a_diffusion_model_over_molecules_is_no_image_diffusion():
 def test_a_note_that_says_the_host_memory_is_eaten_is_ranked_without_a_message():
     result = analyze_inputs([], text="", note="the GCN sampling example eats all the host RAM after the first epoch")
     assert result.suspected and result.causes[0].id == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["the predict loop converts to numpy only once for the final result",
+                                  "each batch's logits are moved to the CPU only at the end of the test set"])
+def test_outputs_moved_off_the_gpu_only_at_the_end_are_kept(note):
+    assert _signals(note).outputs_kept
+    assert ids("RuntimeError: CUDA out of memory.", note + ", and a large test set runs out of memory")[0] == "reference_leak"

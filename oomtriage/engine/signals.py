@@ -398,6 +398,10 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # "the fake-image pool of 50 images gets filled", "a buffer of outputs is appended to"
                  r"\b(?:[\w-]{1,40} )?(?:pool|buffer|history|queue)\b (?:of|with) (?:\d+ |the |all |every )?(?:[\w-]{1,40} )?"
                  r"(?:images|outputs|tensors|samples|features|predictions|logits|states)\b[^.;]{0,30}?\b(?:fill\w*|filled|append\w*|push\w*|grow\w*|updat\w*)\b|"
+                 # outputs moved off the GPU only once, at the end: "converts to numpy only once for the final
+                 # result", "they are moved to the CPU only after the last batch"
+                 r"\b(?:to numpy|to the cpu|to cpu|to the host|\.cpu\(\)|to_np|\.numpy\(\))[^.;]{0,30}?\bonly (?:once|at the (?:very )?end|after the last (?:batch|step)|for the final (?:result|output)s?)\b|"
+                 r"\bonly (?:once|at the (?:very )?end)\b[^.;]{0,30}?\b(?:to numpy|to the cpu|to cpu|\.cpu\(\)|to_np)\b|"
                  # Loops that gather every batch's outputs for the end: Lightning's *_epoch_end hooks
                  # (up to 1.9 every step's returned dict stays on the GPU), fastai's get_preds.
                  r"\b(?:training|validation|test)_epoch_end\b|\bget_preds\b|"
