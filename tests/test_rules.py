@@ -4135,3 +4135,14 @@ def test_a_note_that_says_the_host_memory_is_eaten_is_ranked_without_a_message()
 def test_outputs_moved_off_the_gpu_only_at_the_end_are_kept(note):
     assert _signals(note).outputs_kept
     assert ids("RuntimeError: CUDA out of memory.", note + ", and a large test set runs out of memory")[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["training several Keras models one after another in a for loop",
+                                  "the script fits 127 small models in a loop over the targets"])
+def test_several_models_trained_in_a_loop_are_a_model_loop(note):
+    assert _signals(note).models_in_a_loop
+    assert ids("Resource exhausted: OOM when allocating tensor with shape[256,128]", note)[0] == "reference_leak"
+
+
+def test_one_model_trained_for_several_epochs_in_a_loop_is_no_model_loop():
+    assert not _signals("training one model for 50 epochs in a for loop").models_in_a_loop

@@ -770,6 +770,9 @@ def _models_built_in_a_loop(note: str) -> str | None:
         # "the model is created once and then every iteration of the loop runs a batch": one model
         if created and _search(r"\b(?:only |just )?once\b|\bbefore the loop\b|\boutside (?:of )?the loop\b", sentence[created.start():created.end() + 30]):
             created = None
+        # "training several Keras models one after another": each one trained is one built
+        if not created:
+            created = _search(r"\b(?:train\w*|fit\w*|run\w*) (?:\w+ ){0,2}(?:several|many|multiple|a number of|a series of|\d+) (?:[\w-]+ ){0,2}(?:models|networks|nets|classifiers)\b", sentence)
         if looped and (created or (searches and _search(r"\b(?:models?|networks?|cnns?|classifiers?|estimators?|keras\w*)\b", sentence))):
             return looped.group(0)
     return None
