@@ -4146,3 +4146,21 @@ def test_several_models_trained_in_a_loop_are_a_model_loop(note):
 
 def test_one_model_trained_for_several_epochs_in_a_loop_is_no_model_loop():
     assert not _signals("training one model for 50 epochs in a for loop").models_in_a_loop
+
+
+@pytest.mark.parametrize("note", ["fine-tuning Qwen2-VL-7B with LoRA on scanned document pages",
+                                  "LLaVA-NeXT answering questions about 4K screenshots",
+                                  "a vision-language model fed eight photos in one prompt"])
+def test_a_vision_language_models_images_are_its_sequence(note):
+    assert _signals(note).vision_language_model
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_a_vision_language_model_named_without_images_is_no_visual_token_vote():
+    note = "Qwen2-VL-7B chat about text only, the memory keeps increasing every step"
+    assert "input_size_too_large" not in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:1]
+
+
+def test_loading_that_reports_no_shortage_is_not_where_it_failed():
+    note = "loading the model reports no shortage of memory, but running inference on one image gives the error"
+    assert _signals(note).phase != "loading"

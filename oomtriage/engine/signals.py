@@ -639,6 +639,12 @@ _PAIRWISE_SAID = (r"\b(?:pixel|point|patch|location|position|voxel|region|anchor
 # "I run it without DeepSpeed", "not using ZeRO or FSDP".
 _SHARDING_ABSENT = (r"\b(?:deepspeed|fsdp|zero(?:-?[23])?|sharding)\b[^.;]{0,20}?\b(?:is|was|isn't|wasn't)? ?(?:not|n't) (?:installed|enabled|available|used|set up|configured|turned on)\b|"
                     r"\b(?:without|no|not using|not with|didn't use|did not use|never used|isn't using|is not using)\b (?:the |any |a )?(?:deepspeed|fsdp|zero(?:-?[23])?(?: stage \d)?|sharding)\b")
+# Vision-language models turn each image into visual tokens whose count grows with its pixels
+# (Qwen2-VL: one per 28x28 patch, up to 16384 an image by default; LLaVA-NeXT and InternVL tile the
+# image): a high-resolution page or several images make the language model's sequence long.
+_VISION_LANGUAGE_MODEL = (r"\bqwen[\d.]*-?vl\w*|\bllava\w*|\binternvl\w*|\bminicpm-?v\w*|\bidefics\w*|\bpixtral\b|\bpaligemma\w*|\bcogvlm\w*|"
+                          r"\bfuyu\b|\bmolmo\b|\bphi-?3(?:\.5)?-vision\b|\bllama[- ]?3\.2[- ](?:\d+b[- ])?vision\b|\bglm-4v\b|\bdeepseek-vl\w*|"
+                          r"\bvision[- ]language models?\b|\bmultimodal (?:llms?|language models?)\b|\bvlms?\b")
 # A recipe, config or paper run on more or larger GPUs than the user's: "the recipe was trained on 4
 # V100 32GB; my machine has one T4 with 15 GB", "the paper used 8 A100s, I only have a 3090".
 _GPU_NAMED = r"(?:\d+ ?(?:x ?)?)?(?:[\w-]+ ){0,2}(?:\d+ ?gi?b\b|v100s?|a100s?|h100s?|a6000s?|a40s?|l40s?|tpus?|gpus?|cards?)"
@@ -1127,6 +1133,7 @@ class Signals:
     recipe_on_smaller_hardware: bool = False
     pairwise_said: bool = False
     sharding_absent: bool = False
+    vision_language_model: bool = False
     naive_attention: bool = False
     library_said: bool = False
     batch_raised: bool = False
@@ -1407,6 +1414,8 @@ _CLAUSE = re.compile(r"[,;]|\b(?:while|whereas|but|although|though)\b", re.IGNOR
 _WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|completes?|completed|finish(?:es|ed)?|"
               r"succeeds?|succeeded|pass(?:es|ed)?|trains?|trained|fits?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
               r"(?:issues?|problems?|errors?|trouble|a hitch|hiccups?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|"
+              # "loading the model reports no shortage of memory", "the start-up shows no error"
+              r"\b(?:reports?|reported|shows?|showed|gives?|gave|raises?|raised|throws?|threw) no (?:shortage|lack|error|problem|issue|warning)s?\b|\bno (?:shortage|lack) of (?:gpu )?memory\b|"
               # a clause that ends on the verb: "train.py alone trains, but with --resume it dies"
               # ("consistent between runs", "across several runs": the noun, not the verb)
               r"(?<!\bbetween )(?<!\bacross )(?<!\bseveral )(?<!\bmultiple )(?<!\bdifferent )(?<!\bother )(?<!\bmany )(?<!\bsome )"
@@ -1876,7 +1885,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -720,6 +720,28 @@ def card_smaller_than_the_tool(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def visual_tokens_of_a_vision_language_model(data: RuleInput) -> Iterator[Vote]:
+    """A vision-language model turns every image into visual tokens in proportion to its pixels
+    (Qwen2-VL one per 28x28 patch, up to 16384 an image unless max_pixels says less; LLaVA-NeXT and
+    InternVL tile it), so a document page at full resolution or a prompt with several images is a
+    long sequence for the language model, in training and inference alike."""
+    signals = data.signals
+    note = data.context.note or ""
+    if not signals.vision_language_model or signals.phase in ("loading", "data_loading"):
+        return
+    if not re.search(r"\bimages?\b|\bphotos?\b|\bpictures?\b|\bpages?\b|\bscreenshots?\b|\bdocuments?\b|\bocr\b|\bvideos?\b|\bframes?\b|\bpixels?\b", note, re.IGNORECASE):
+        return
+    numbers = data.numbers
+    if numbers.requested and numbers.capacity and numbers.requested > numbers.capacity:
+        return  # one tensor larger than the card over that sequence is attention's score matrix (rule sites)
+    # (its inference entry points, generate() and pipelines, already run without gradients)
+    weight = 0.55 if signals.phase in ("evaluation", "generation") else 0.5
+    yield Vote("input_size_too_large", weight, f'A vision-language model ("{signals.evidence["vision_language_model"]}") turns each '
+               "image into visual tokens in proportion to its pixels: high-resolution or many images make a long sequence; "
+               "cap them (max_pixels / image size, fewer images per prompt) before anything else.")
+
+
+@rule
 def pairwise_matrix_named(data: RuleInput) -> Iterator[Vote]:
     """A similarity, distance or affinity matrix over every pair of pixels or points has
     positions² entries per image: it grows with the square of the resolution (or point count),
