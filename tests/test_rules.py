@@ -4164,3 +4164,15 @@ def test_a_vision_language_model_named_without_images_is_no_visual_token_vote():
 def test_loading_that_reports_no_shortage_is_not_where_it_failed():
     note = "loading the model reports no shortage of memory, but running inference on one image gives the error"
     assert _signals(note).phase != "loading"
+
+
+@pytest.mark.parametrize("note", ["validation at the end of the first epoch, where the model generates summaries up to max_length",
+                                  "the Seq2SeqTrainer evaluation with predict_with_generate=True and num_beams=5 on the dev set",
+                                  "evaluating the captioning model, which decodes captions for every validation image"])
+def test_an_evaluation_that_generates_is_the_decoding_loop(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "kv_cache_or_generation"
+
+
+def test_an_evaluation_that_only_classifies_keeps_its_usual_suspects():
+    note = "the validation loop of my image classifier runs out of memory"
+    assert "kv_cache_or_generation" not in ids("RuntimeError: CUDA out of memory.", note)[:1]

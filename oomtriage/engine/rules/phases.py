@@ -11,6 +11,32 @@ from oomtriage.sizes import format_size
 from . import RuleInput, Vote, rule
 
 
+# An evaluation that decodes text: "the model generates summaries for every validation batch",
+# Seq2SeqTrainer's predict_with_generate, beam search over the dev set, captions or translations.
+_EVALUATION_GENERATES = re.compile(
+    r"\bpredict_with_generate\b|\bgenerate\(\)|\.generate\(|\bgenerat(?:es|ed|ing) (?:\w+ ){0,2}(?:summar\w*|translations?|captions?|answers?|texts?|sequences?|tokens|outputs?|responses?|transcri\w+)\b|"
+    r"\b(?:beam search|num_beams|max_length|max_new_tokens|generation_max_length|decod(?:e|es|ing))\b", re.IGNORECASE)
+
+
+@rule
+def evaluation_that_generates(data: RuleInput) -> Iterator[Vote]:
+    """An evaluation that generates (summaries, translations, captions, beam search over the dev
+    set) runs a decoding loop: its KV cache grows with batch x beams x max_length, and generate()
+    already runs without gradients."""
+    signals = data.signals
+    if signals.phase != "evaluation" or "diffusion" in signals.domains or signals.host_only:
+        return
+    said = _EVALUATION_GENERATES.search(data.context.note or "")
+    if not said:
+        return
+    yield Vote("kv_cache_or_generation", 0.6, f'The evaluation generates ("{said.group(0)}"): its cache grows with batch x beams x '
+               "the generation length; cap the evaluation's max_length / num_beams or its batch.")
+    yield Vote("missing_no_grad", -0.35, "generate() runs without gradients itself.")
+    if signals.hf_trainer_eval and re.search(r"predict_with_generate", data.context.note or ""):
+        # the trainer then keeps the generated ids, not the logits over the vocabulary
+        yield Vote("reference_leak", -0.3, "With predict_with_generate the trainer keeps generated token ids, not logits.")
+
+
 @rule
 def evaluation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
