@@ -4176,3 +4176,46 @@ def test_an_evaluation_that_generates_is_the_decoding_loop(note):
 def test_an_evaluation_that_only_classifies_keeps_its_usual_suspects():
     note = "the validation loop of my image classifier runs out of memory"
     assert "kv_cache_or_generation" not in ids("RuntimeError: CUDA out of memory.", note)[:1]
+
+
+@pytest.mark.parametrize("note", ["the card fills up over the run until the job dies",
+                                  "VRAM filled during training until it crashed at some point",
+                                  "memory fills up throughout the whole training session"])
+def test_memory_filling_over_the_run_is_growth(note):
+    assert _signals(note).growth
+
+
+def test_a_card_that_fills_up_at_once_is_no_growth():
+    assert not _signals("the card fills up at once when the first batch arrives").growth
+
+
+@pytest.mark.parametrize("note", ["the sampler keeps a replay buffer of past trajectories on the GPU",
+                                  "it only happens when the memory bank is enabled",
+                                  "experience replay holding the last 100k transitions, training with it switched on"])
+def test_a_buffer_of_past_samples_is_kept_memory(note):
+    assert _signals(note).outputs_kept
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] in ("reference_leak", "graph_retained")
+
+
+def test_a_replay_buffer_named_without_what_it_keeps_is_no_kept_memory():
+    assert not _signals("I use a replay buffer of size 1000 and PPO").outputs_kept
+
+
+@pytest.mark.parametrize("note", ["text-to-audio inference, generating several candidates per text and keeping the best",
+                                  "the pipeline makes 4 images for each prompt when I sample",
+                                  "sampling with num_images_per_prompt=8 from the image generator"])
+def test_several_outputs_per_prompt_are_a_batch(note):
+    assert _signals(note).outputs_per_prompt
+    causes = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert "batch_too_large" in causes[:2]
+
+
+def test_one_output_per_prompt_is_no_batch_of_outputs():
+    assert not _signals("generating one image per prompt in a loop over the prompts").outputs_per_prompt
+
+
+@pytest.mark.parametrize("note", ["training the detector on my dataset; lowering the batch size to 1 did not help",
+                                  "fine-tuning the segmentation network, a smaller batch still runs out of memory"])
+def test_training_that_a_smaller_batch_cannot_fix_without_growth_is_the_samples_size(note):
+    causes = ids("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", note)
+    assert causes[0] == "input_size_too_large"

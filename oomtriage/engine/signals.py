@@ -94,6 +94,8 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"\bafter (?:about |around |roughly |~ ?)?(?<![\d.,])\d[\d,]* of (?:the |all )?(?:about |around |~ ?)?\d[\d,]* (?:\w+ )?(?:steps|iterations|batches)\b|\b(?:growth|increase|rise) (?:in|of) (?:\w+ )?(?:memory|vram|usage)\b|\bper-?(?:epoch|step|iteration|batch) (?:memory )?(?:growth|increase)\b|"
            # "the GPU fills up over a few minutes", "VRAM gradually fills"
            r"\bfill(?:s|ing)? up (?:over|after|within|in the course of) (?:a few |several |some |many )?(?:\w+ )?(?:seconds?|minutes?|hours?|iterations?|steps?|epochs?|calls?|batches|frames|time)\b|"
+           # "the card fills up over the run", "fills during training until it fails"
+           r"\bfill(?:s|ed|ing)? (?:up )?(?:over|during|in the course of|throughout) (?:the |a |my |our )?(?:whole |entire )?(?:run|training|session|episode|course of (?:the )?(?:run|training))\b|"
            r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|"
            r"(?:rising|rose|grew|growing|goes) from|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
@@ -408,6 +410,12 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # "sends every experience to the GPU and appends it to self.memory"
                  r"\b(?:append|push|add|stor|cach|insert)\w* (?:it|them|each one|every one|the (?:tensors?|results?|outputs?|transitions?|experiences?)) "
                  r"(?:to|in|into|on(?:to)?) (?:a |the |my |its )?(?:self\.\w+|python list|list|deque|dict\w*|buffer|replay (?:buffer|memory)|memory buffer|cache|queue)\b|"
+                 # a buffer of past samples kept between steps ("a replay buffer of past trajectories",
+                 # "it only fails when the memory bank is on"): whatever it keeps stays on the device
+                 r"\b(?:replay (?:buffer|memory)|experience replay|memory bank|trajectory buffer)\b[^.;]{0,20}?\b(?:of|with|holding|storing|keeping|that (?:keeps|holds|stores)) "
+                 r"(?:the |all )?(?:past|previous|earlier|old|older|recent|last|generated|sampled|visited)\b|"
+                 r"\bonly (?:happens|occurs|fails|crashes|runs out|ooms?|breaks)\b[^.;]{0,30}?\b(?:when|with|if|once) (?:the |a |its |my )?"
+                 r"(?:replay (?:buffer|memory)|experience replay|memory bank|trajectory buffer)\b|"
                  # an agent's experience memory kept as GPU tensors
                  r"\b(?:experiences?|transitions?|observations|rollouts?)\b(?:[^.;]|\.(?=\w)){0,40}?(?:\.cuda\(\)|\bto the gpu|\bon the gpu|\.to\(device\))"
                  r"(?:[^.;]|\.(?=\w)){0,40}?\b(?:append\w*|stor\w*|cach\w*|push\w*|memory|buffer)\b|"
@@ -513,6 +521,11 @@ _NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|bal
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
 _SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
 # Many sequences decoded at once (samples, beams, returned sequences): a KV cache for each.
+# Several outputs generated for each prompt (candidates to pick from, images per prompt): they go
+# through the network together, so the batch is prompts x outputs per prompt.
+_OUTPUTS_PER_PROMPT = (r"\b(?:several|multiple|many|a few|\d+) (?:\w+ )?(?:candidates?|samples?|images?|outputs?|variations?|versions?|generations?|clips?|waveforms?|pictures?|audios?)"
+                       r" (?:per|for each|for every|of each|from each|for one|for a single) (?:\w+ )?(?:text|prompt|input|caption|description|request|query|condition)s?\b|"
+                       r"\b(?:num_images_per_prompt|num_waveforms_per_prompt|n_candidates?\w*|num_samples_per_\w+|n_samples_per_\w+|samples_per_prompt)\b")
 _MANY_SEQUENCES = r"num[-_ ]?(?:samples|return_sequences|beams|sequences)|beams?\b|\b\d+ (?:samples|sequences|completions)"
 # A serving engine failing under traffic rather than at start-up.
 # Many requests at once, not any mention of one ("before the first request is served").
@@ -1048,6 +1061,7 @@ class Signals:
     works_alone: bool = False
     several_processes_one_gpu: bool = False
     tiled_input: bool = False
+    outputs_per_prompt: bool = False
     freed_at_epoch_end: bool = False
     start_peak_then_lower: bool = False
     whole_graph: bool = False
@@ -1885,7 +1899,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

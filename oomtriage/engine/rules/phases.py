@@ -499,6 +499,10 @@ def generation(data: RuleInput) -> Iterator[Vote]:
         return
     if signals.phase != "generation" or signals.serving_engine:
         return
+    if signals.outputs_per_prompt and "llm" not in signals.domains:
+        # (a language model's several sequences per prompt are its KV cache: many_sequences below)
+        yield Vote("batch_too_large", 0.6, f'Several outputs are generated for each prompt ("{signals.evidence["outputs_per_prompt"]}"): '
+                   "they go through the network together, so the batch is prompts x outputs per prompt; generate one at a time.")
     if "diffusion" in signals.domains:
         yield Vote("attention_quadratic", 0.6, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")

@@ -624,6 +624,11 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
             # Nothing grew and nothing trains: a single input is already too large for what is left.
             yield Vote("input_size_too_large", 0.4, "Without growth, memory a smaller batch cannot fix is one input's own size "
                        "(its length, resolution or number of prompts).")
+        elif not signals.growth and not whole_device and signals.phase == "training":
+            # In training the model's states take their share too, but with no growth said, what a
+            # smaller batch leaves is still each sample's activations: its resolution or length.
+            yield Vote("input_size_too_large", 0.3, "With no growth said, memory a smaller batch cannot fix in training is each "
+                       "sample's own size (resolution, length) or the model's states.")
 
 
 @rule
