@@ -4219,3 +4219,25 @@ def test_one_output_per_prompt_is_no_batch_of_outputs():
 def test_training_that_a_smaller_batch_cannot_fix_without_growth_is_the_samples_size(note):
     causes = ids("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", note)
     assert causes[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["fine-tuning the ASR model on 200 hours of transcribed speech",
+                                  "training on our own audio with transcriptions made by hand",
+                                  "the recognizer is trained on transcription files exported from the call centre"])
+def test_transcribed_data_in_training_is_no_transcribing(note):
+    assert _signals(note).phase != "generation"
+
+
+def test_transcribing_a_file_is_still_inference():
+    assert _signals("transcribing one podcast episode with the speech model").phase == "generation"
+
+
+@pytest.mark.parametrize("note", ["training the speech recogniser with max_duration = 60 s and batch 8",
+                                  "the manifest keeps clips up to max_audio_len: 45 seconds",
+                                  "the data config sets max_duration to 90"])
+def test_clips_admitted_up_to_half_a_minute_are_long_inputs(note):
+    assert _signals(note).long_input
+
+
+def test_short_clips_are_no_long_input():
+    assert not _signals("training with max_duration = 16.7 s and batch 32").long_input

@@ -47,7 +47,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load|"
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
-    ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be|bing|ption)|"
+    ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
                    r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
@@ -564,6 +564,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*(?:\s?[=:]\s?| (?:to|of|at) )(?:[4-9]\d{3}|\d{5,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
+               # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
+               r"\bmax[_ -]?(?:duration|audio[_ ]?(?:len\w*|duration)|utterance[_ ]?len\w*|clip[_ ]?len\w*)\w*\s?(?:=|:|of|to|is|at)?\s?(?:[3-9]\d|\d{3,})(?:\.\d+)?\s?(?:s\b|secs?\b|seconds\b)?(?![\d.])|"
                r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
                # a volume: "128^3", "160x192x160", "3D CT scans", "a 3D UNet" (activations grow with its cube)
                r"\b\d{2,4} ?(?:\^|\*\*) ?3\b|\b\d{2,4} ?[x×] ?\d{2,4} ?[x×] ?\d{2,4}\b|"
