@@ -565,7 +565,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
-               r"\bmax[_ -]?(?:duration|audio[_ ]?(?:len\w*|duration)|utterance[_ ]?len\w*|clip[_ ]?len\w*)\w*\s?(?:=|:|of|to|is|at)?\s?(?:[3-9]\d|\d{3,})(?:\.\d+)?\s?(?:s\b|secs?\b|seconds\b)?(?![\d.])|"
+               # (from 300 up it is a batch's total seconds, lhotse's --max-duration: rule batch_budget)
+               r"\bmax[_ -]?(?:duration|audio[_ ]?(?:len\w*|duration)|utterance[_ ]?len\w*|clip[_ ]?len\w*)\w*\s?(?:=|:|of|to|is|at)?\s?(?:[3-9]\d|[12]\d\d)(?:\.\d+)?\s?(?:s\b|secs?\b|seconds\b)?(?![\d.])|"
                r"\b(?:image|input|picture|photo|frame|patch|crop|tile)s?(?:'s)? (?:size|resolution|dimension)s? (?:is|are|was|were) (?:\w+ )?(?:large|big|huge|high|enormous)\b|"
                # a volume: "128^3", "160x192x160", "3D CT scans", "a 3D UNet" (activations grow with its cube)
                r"\b\d{2,4} ?(?:\^|\*\*) ?3\b|\b\d{2,4} ?[x×] ?\d{2,4} ?[x×] ?\d{2,4}\b|"
