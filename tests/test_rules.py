@@ -4241,3 +4241,27 @@ def test_clips_admitted_up_to_half_a_minute_are_long_inputs(note):
 
 def test_short_clips_are_no_long_input():
     assert not _signals("training with max_duration = 16.7 s and batch 32").long_input
+
+
+@pytest.mark.parametrize("note", ["training is fine; as soon as the validation starts it runs out of memory",
+                                  "it crashes at the very start of validation after the first epoch",
+                                  "the first eval batch already fails with OOM, although the training epoch went through"])
+def test_an_evaluation_failing_on_its_first_batch_is_given_more_than_a_training_step(note):
+    signals = _signals(note)
+    assert signals.eval_fails_at_start and signals.phase == "evaluation"
+    causes = ids("RuntimeError: CUDA out of memory.", note)
+    assert causes[0] == "batch_too_large"
+
+
+def test_an_evaluation_that_fails_partway_keeps_its_usual_lead():
+    note = "the validation runs out of memory after a few hundred batches"
+    assert not _signals(note).eval_fails_at_start
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] != "batch_too_large"
+
+
+@pytest.mark.parametrize("note", ["the run dies after 80 epochs; the leak seems to be in the validation loop",
+                                  "validation memory grows every epoch until it fails in evaluation at epoch 40"])
+def test_evaluation_memory_growing_across_epochs_is_state_kept_between_evaluations(note):
+    causes = ranked("RuntimeError: CUDA out of memory.", note)
+    assert causes[0].id == "reference_leak"
+    assert any("across epochs" in line for line in causes[0].evidence)

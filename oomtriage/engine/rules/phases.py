@@ -86,6 +86,26 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     long_context = signals.long_input or (signals.seq_len or 0) >= 8192 or ("audio" in signals.domains and not signals.growth)
     yield Vote("missing_no_grad", 0.45 if big_request or long_context else 0.6, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
+    if signals.eval_fails_at_start and not signals.growth:
+        # A first evaluation batch keeps no more than a training step's forward pass, gradients on
+        # or off: failing there, the evaluation's batch or inputs are larger than training's.
+        said = signals.evidence["eval_fails_at_start"]
+        yield Vote("missing_no_grad", -0.3, f'It fails as the evaluation starts ("{said}"): even with gradients on, one '
+                   "evaluation batch keeps no more than a training step's forward pass, which fitted.")
+        yield Vote("batch_too_large", 0.35, "An evaluation that fails on its first batch is given more at once than a "
+                   "training step: its batch size (or the whole set in one batch).")
+        yield Vote("input_size_too_large", 0.2, "...or inputs larger than training's (whole images or recordings where "
+                   "training used crops).")
+    across_epochs = signals.growth and (re.search(r"\bepochs?\b", signals.evidence["growth"]) or re.search(
+        r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b",
+        data.context.note or "", re.IGNORECASE))
+    if across_epochs:
+        # Each evaluation's graphs go when it ends; memory that climbs from one epoch to the next
+        # outlives every evaluation: state kept between them.
+        yield Vote("reference_leak", 0.5, f'Memory grew across epochs ("{signals.evidence["growth"]}"): what one evaluation '
+                   "leaves behind for the next (metric states, lists of results, caches) is kept between them.")
+        yield Vote("missing_no_grad", -0.25, "A missing no_grad keeps graphs only until its evaluation ends, not from one epoch "
+                   "to the next.")
     if signals.growth:
         # Without no_grad each batch's graph is freed when its outputs are rebound; memory that grows
         # batch after batch is outputs kept across batches, with their graphs (no no_grad) or without.
