@@ -4265,3 +4265,9 @@ def test_evaluation_memory_growing_across_epochs_is_state_kept_between_evaluatio
     causes = ranked("RuntimeError: CUDA out of memory.", note)
     assert causes[0].id == "reference_leak"
     assert any("across epochs" in line for line in causes[0].evidence)
+
+
+@pytest.mark.parametrize("note", ["the first eval batch already fails with OOM while training steps fit",
+                                  "evaluation runs out of memory, whereas the training batches fit"])
+def test_a_clause_saying_training_fits_is_not_where_it_failed(note):
+    assert _signals(note).phase == "evaluation"

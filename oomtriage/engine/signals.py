@@ -1444,7 +1444,7 @@ _WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|c
               # a clause that ends on the verb: "train.py alone trains, but with --resume it dies"
               # ("consistent between runs", "across several runs": the noun, not the verb)
               r"(?<!\bbetween )(?<!\bacross )(?<!\bseveral )(?<!\bmultiple )(?<!\bdifferent )(?<!\bother )(?<!\bmany )(?<!\bsome )"
-              r"\b(?:works|worked|work|succeeds|succeeded|trains|runs|ran|fits|loads|(?<!\bforward )(?<!\bbackward )(?<!\bvalidation )(?<!\bevaluation )(?<!\beval )(?<!\btest )(?<!\btesting )(?<!\btraining )(?<!\binference )(?<!\bfirst )(?<!\bsecond )(?<!\bsingle )(?<!\bone )(?<!\bthe )(?<!\ba )(?<!\beach )(?<!\bevery )(?<!\bval )(?:passes|pass)|go through|completes|is fine|was fine|are fine)\s*$")
+              r"\b(?:works|worked|work|succeeds|succeeded|trains|runs|ran|fits|(?<!\bto )(?<!n't )(?<!\bnot )fit|loads|(?<!\bforward )(?<!\bbackward )(?<!\bvalidation )(?<!\bevaluation )(?<!\beval )(?<!\btest )(?<!\btesting )(?<!\btraining )(?<!\binference )(?<!\bfirst )(?<!\bsecond )(?<!\bsingle )(?<!\bone )(?<!\bthe )(?<!\ba )(?<!\beach )(?<!\bevery )(?<!\bval )(?:passes|pass)|go through|completes|is fine|was fine|are fine)\s*$")
 # A clause saying what the user does to get around the failure ("the only way around it is to reload
 # the model", "as a workaround I restart") names a remedy, not where the run failed.
 _WORKAROUND = (r"\b(?:the )?(?:only )?way (?:around|round) (?:it|this|that)\b|\bwork-?arounds?\b|"
