@@ -31,6 +31,20 @@ def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
     return {"framework": _framework_of(line), "backend": backend, "raw_message": line.strip()}
 
 
+@message_format(
+    "directml_allocator",
+    # torch-directml and ONNX Runtime's DirectML provider on Windows GPUs (AMD, Intel, NVIDIA)
+    r"Could not allocate tensor with (\d+) bytes\. There is not enough GPU video memory available|"
+    r"DML allocator out of memory|\bDmlAllocator\b[^\n]{0,80}ran out of memory",
+)
+def parse_directml(match: re.Match[str], window: Window) -> Fields:
+    line = window.lines[0]
+    framework = "tensorflow" if re.search(r"tensorflow|Resource exhausted", window.flat) else \
+        "onnxruntime" if "onnxruntime" in window.flat.lower() else "pytorch"
+    return {"framework": framework, "backend": "directml", "requested_bytes": int(match.group(1)) if match.group(1) else None,
+            "raw_message": line.strip()}
+
+
 @message_format("onnxruntime_arena", r"Failed to allocate memory for requested buffer(?: of size (\d+))?")
 def parse_onnxruntime(match: re.Match[str], window: Window) -> Fields:
     requested = int(match.group(1)) if match.group(1) else None

@@ -76,6 +76,8 @@ TRIGGER_PHRASES = [
     rb"no cuda-capable device",
     rb"collective operation timeout",
     rb"_status_execution_failed",
+    rb"not enough gpu video memory",  # torch-directml
+    rb"gdf_memorymanager_error",  # early cuDF
 ]
 # Python's regex engine tries every alternative at every byte, which costs ~30 s on 100 MB. So the
 # scan first finds cheap lower-case literal keys with bytes.find (memchr speed), then checks only the

@@ -12,7 +12,7 @@ MAX_BYTES = 2**70  # no device holds this much: a larger figure is garbage
 MAX_MESSAGE_CHARS = 4000
 
 Framework = Literal["pytorch", "tensorflow", "jax", "onnxruntime", "llama.cpp", "other", "unknown"]
-Backend = Literal["cuda", "hip", "xpu", "mps", "vulkan", "cpu", "tpu", "host", "unknown"]
+Backend = Literal["cuda", "hip", "xpu", "mps", "vulkan", "directml", "cpu", "tpu", "host", "unknown"]
 Phase = Literal["training", "evaluation", "generation", "loading", "optimizer_setup", "data_loading", "unknown"]
 
 

@@ -167,3 +167,43 @@ def test_a_lost_vulkan_device_is_no_oom():
     from oomtriage.context import build_context
 
     assert build_context(text="ggml_vulkan: vk::Queue::submit: ErrorDeviceLost").error is None
+
+
+@pytest.mark.parametrize(("text", "requested", "framework"), [
+    ("RuntimeError: Could not allocate tensor with 536870912 bytes. There is not enough GPU video memory available!", 2**29, "pytorch"),
+    ("[W dml_heap_allocator.cc:120] DML allocator out of memory!\nRuntimeError: Unknown error -2147024882", None, "pytorch"),
+])
+def test_directml_allocation_failures(text, requested, framework):
+    from oomtriage.context import build_context
+
+    context = build_context(text=text)
+    assert context.error.format == "directml_allocator"
+    assert context.error.backend == "directml"
+    assert context.error.requested_bytes == requested
+    assert context.error.framework == framework
+
+
+@pytest.mark.parametrize(("text", "requested"), [
+    ("MemoryError: std::bad_alloc: out_of_memory: CUDA error (failed to allocate 8589934592 bytes) at: "
+     "/opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:60: cudaErrorMemoryAllocation out of memory", 8 * 2**30),
+    ("terminate called after throwing an instance of 'rmm::out_of_memory'\n  what():  std::bad_alloc: out_of_memory: "
+     "RMM failure at:/opt/include/rmm/mr/device/pool_memory_resource.hpp:196: Maximum pool size exceeded", None),
+    ("RMM call failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate: 1000000000 bytes.\n"
+     "Exception: MemoryError('std::bad_alloc')", 10**9),
+])
+def test_rapids_memory_manager_failures_are_gpu_ooms(text, requested):
+    from oomtriage.context import build_context
+
+    context = build_context(text=text)
+    assert context.error.format == "rmm_out_of_memory"
+    assert context.error.backend == "cuda" and context.error.library == "rmm"
+    assert context.error.requested_bytes == requested
+    from oomtriage.api import analyze_inputs
+
+    assert analyze_inputs([], text=text, note=None).causes[0].id == "input_size_too_large"
+
+
+def test_a_plain_host_bad_alloc_stays_a_host_failure():
+    from oomtriage.context import build_context
+
+    assert build_context(text="MemoryError: std::bad_alloc").error.backend == "host"

@@ -318,3 +318,17 @@ def cpu_mode_but_gpu_oom(data: RuleInput) -> Iterator[Vote]:
     else:
         yield Vote("other_process_or_device", 0.7, "The run was meant to use the CPU, yet a GPU allocation failed: "
                    "some tensors or modules are placed on the wrong device.")
+
+
+@rule
+def dataframe_on_the_device(data: RuleInput) -> Iterator[Vote]:
+    """A GPU dataframe (cuDF, dask-cudf, cuML through RMM) holds its whole table on the card, and a
+    join, sort or groupby materialises several times the columns it touches: the data is the input,
+    and there is no batch to shrink, only partitions."""
+    error = data.context.error
+    if error is None or error.library != "rmm":
+        return
+    yield Vote("input_size_too_large", 0.55, "RAPIDS' memory manager was refused: a GPU dataframe keeps the whole table on the "
+               "card and joins, sorts and groupbys need several times the columns they touch; split it into partitions "
+               "(dask-cudf), spill to host (managed memory / cuDF spilling) or select fewer columns first.")
+    yield Vote("batch_too_large", -0.3, "A dataframe operation has no training batch: its size is the data's.")
