@@ -4271,3 +4271,21 @@ def test_evaluation_memory_growing_across_epochs_is_state_kept_between_evaluatio
                                   "evaluation runs out of memory, whereas the training batches fit"])
 def test_a_clause_saying_training_fits_is_not_where_it_failed(note):
     assert _signals(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["it fails during nlp.update (not evaluation) even at batch size 1",
+                                  "the OOM comes in the training step, never in validation"])
+def test_a_denied_phase_is_not_the_phase(note):
+    assert _signals(note).phase != "evaluation"
+
+
+@pytest.mark.parametrize("note", ["GPU memory keeps climbing during inference; it looks like a memory leak in DirectML",
+                                  "my guess is a leak inside the ROCm runtime, memory grows every call",
+                                  "TensorFlow itself seems to have a memory leak: usage increases with every batch"])
+def test_a_leak_the_note_puts_in_the_framework_is_the_frameworks(note):
+    assert _signals(note).library_part_isolated
+    assert "framework_bug" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+def test_a_leak_in_the_users_training_code_is_not_the_frameworks():
+    assert not _signals("there must be a leak in the training code, memory grows every epoch").library_part_isolated

@@ -947,6 +947,10 @@ _LIBRARY_PART_ISOLATED = (# growth tied to each call of a library component and 
                           # a leak the user locates in a library's own layer or function ("a leak in nn.Embedding", "tf.map_fn leaks")
                           r"\bleak\w* (?:in|inside|from) (?:the )?(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|tfa|layers)\.)[\w.]+|"
                           r"\b(?:(?:nn|torch|tf|keras|jax|F|cunn|cutorch|layers)\.)[\w.]+(?:\(\))? (?:itself )?(?:seems to |appears to |keeps |is |must be )?(?:be )?leak(?:s|ing)\b|"
+                          # a leak the user puts in the framework or runtime itself ("a memory leak in DirectML")
+                          r"\bleak\w* (?:in|inside|of|within) (?:the )?(?:pytorch|torch|tensorflow|keras|jax|xla|directml|rocm|mps|metal|onnx ?runtime|cudnn|cupy|"
+                          r"(?:gpu |cuda |nvidia )?driver|framework|runtime|backend)\b(?! (?:code|script)s?\b)|"
+                          r"\b(?:pytorch|tensorflow|keras|jax|directml|rocm|onnx ?runtime) (?:itself )?(?:has|have|seems to have|must have) a (?:memory )?leak\b|"
                           r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
                           r"\bisolat\w* (?:it |the (?:leak|growth|problem|issue) )?to (?:the |a |one )?[\w.()]+|"
                           r"\b(?:narrow\w*|track\w*|trac\w*|pinn\w*|bisect\w*) (?:it |this |the (?:leak|growth|problem|issue) |(?:a |the )?(?:[\w-]+ )?(?:memory )?(?:leak|growth) )?down to\b|"
@@ -1638,6 +1642,9 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     note = re.sub(r"\b(?:loaded|created|instantiated|initiali[sz]ed|built|made) (?:with|using|via|by|through|from) "
                   r"(?:[\w]+\.)*(?:from_pretrained|torch\.load|load_state_dict|load_checkpoint)\w*(?:\([^)]*\))?",
                   "set up", note, flags=re.IGNORECASE)
+    # "during nlp.update (not evaluation)", "in training, never in validation": a phase denied
+    note = re.sub(r"\b(?:not|never|no|rather than) (?:during |in |at |while |the )*(?:evaluation|evaluating|validation|validating|eval|inference|testing)\b",
+                  " ", note, flags=re.IGNORECASE)
     if _search(_GAN, note) and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
         # A GAN's generator "generates" in every training step: no sampling loop, no KV cache.
         note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing)\b", "produced", note, flags=re.IGNORECASE)
