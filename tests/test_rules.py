@@ -4289,3 +4289,28 @@ def test_a_leak_the_note_puts_in_the_framework_is_the_frameworks(note):
 
 def test_a_leak_in_the_users_training_code_is_not_the_frameworks():
     assert not _signals("there must be a leak in the training code, memory grows every epoch").library_part_isolated
+
+
+@pytest.mark.parametrize("note", ["dropping the batch to 2 changed nothing, it still dies",
+                                  "bringing the batch size down to 4 made no difference"])
+def test_a_smaller_batch_that_made_no_difference_did_not_help(note):
+    assert _signals(note).batch_no_help
+
+
+@pytest.mark.parametrize("note", ["the OOM only shows up once I switch the replay buffer on",
+                                  "the buffer stores previously sampled trajectories on the device"])
+def test_more_wordings_of_a_buffer_of_past_samples(note):
+    assert _signals(note).outputs_kept
+
+
+def test_the_moment_validation_begins_is_its_first_batch():
+    assert _signals("training runs, then the moment validation begins it throws OutOfMemoryError").eval_fails_at_start
+
+
+def test_several_outputs_per_prompt_outside_a_named_generation_phase():
+    note = "sampling 3 candidate clips per prompt and keeping the best one, a 60 s request dies"
+    assert "batch_too_large" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+def test_a_framework_said_to_be_leaking_is_the_frameworks():
+    assert _signals("memory climbs every call; I suspect DirectML is leaking memory").library_part_isolated

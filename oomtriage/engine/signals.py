@@ -144,8 +144,8 @@ _FREED_THEN_AGAIN = (r"\b(?:free[sd]?|freeing|delet\w*|del\b|releas\w*)\b[^.]{0,
 _RELOAD_IN_PROCESS = (r"\bbest[_ ](?:model|checkpoint|weights)\b|\bload_best\w*|\bafter (?:the )?training\b|"
                       r"\b(?:at )?the end of (?:the )?training\b|\bonce training (?:is )?(?:done|finished|over)\b")
 # --- what the user tried and what changed -------------------------------------------------------
-_SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|even with|also with|still \w+ with|tried)"
-_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed"
+_SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|dropp\w*|bring\w*|brought|even with|also with|still \w+ with|tried)"
+_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed|changed nothing|made no difference|makes no difference|(?:did ?n[o']t|didn't) make (?:a|any) difference|to no avail|no luck"
 _BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
                   # "points_per_batch seems not to affect the memory": the batch knob has no effect
                   r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:seems?|seemed) not to (?:affect|help|change|matter)\b|"
@@ -396,7 +396,7 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
                  # "the image pool that keeps 50 generated images", "a replay buffer holding the last outputs"
                  r"\b(?:pool|buffer|history|queue|cache)\b[^.;]{0,30}?\b(?:keeps?|holds?|stores?|collects?)\b[^.;]{0,20}?"
-                 r"(?:images|outputs|tensors|samples|features|predictions|logits|states)\b|"
+                 r"(?:images|outputs|tensors|samples|features|predictions|logits|states|trajectories|transitions|experiences|episodes|rollouts)\b|"
                  # "the fake-image pool of 50 images gets filled", "a buffer of outputs is appended to"
                  r"\b(?:[\w-]{1,40} )?(?:pool|buffer|history|queue)\b (?:of|with) (?:\d+ |the |all |every )?(?:[\w-]{1,40} )?"
                  r"(?:images|outputs|tensors|samples|features|predictions|logits|states)\b[^.;]{0,30}?\b(?:fill\w*|filled|append\w*|push\w*|grow\w*|updat\w*)\b|"
@@ -414,7 +414,7 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # "it only fails when the memory bank is on"): whatever it keeps stays on the device
                  r"\b(?:replay (?:buffer|memory)|experience replay|memory bank|trajectory buffer)\b[^.;]{0,20}?\b(?:of|with|holding|storing|keeping|that (?:keeps|holds|stores)) "
                  r"(?:the |all )?(?:past|previous|earlier|old|older|recent|last|generated|sampled|visited)\b|"
-                 r"\bonly (?:happens|occurs|fails|crashes|runs out|ooms?|breaks)\b[^.;]{0,30}?\b(?:when|with|if|once) (?:the |a |its |my )?"
+                 r"\bonly\b[^.;]{0,30}?\b(?:when|with|if|once|after) (?:\w+ ){0,3}?(?:the |a |its |my )?"
                  r"(?:replay (?:buffer|memory)|experience replay|memory bank|trajectory buffer)\b|"
                  # an agent's experience memory kept as GPU tensors
                  r"\b(?:experiences?|transitions?|observations|rollouts?)\b(?:[^.;]|\.(?=\w)){0,40}?(?:\.cuda\(\)|\bto the gpu|\bon the gpu|\.to\(device\))"
@@ -836,7 +836,7 @@ _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopp
 # of validation", "the first eval batch already fails".
 _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:the )?(?:very )?(?:start|beginning|first (?:batch|step|iteration)) of (?:the |each |every )?(?:first )?"
                         r"(?:validation|evaluation|eval|test(?:ing)?|val)\b|"
-                        r"\b(?:when|as soon as|once|right when|just as) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
+                        r"\b(?:when|as soon as|once|right when|just as|the (?:moment|instant|second|minute)) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
                         r"(?:starts|begins|kicks in|is started|gets started|starts running)\b|"
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
 _FREED_AT_EPOCH_END = (r"\b(?:drops?|dropping|falls?|goes (?:back )?down|freed|released|comes back|resets?|is reclaimed)\b[^.;]{0,40}?"
@@ -951,6 +951,7 @@ _LIBRARY_PART_ISOLATED = (# growth tied to each call of a library component and 
                           r"\bleak\w* (?:in|inside|of|within) (?:the )?(?:pytorch|torch|tensorflow|keras|jax|xla|directml|rocm|mps|metal|onnx ?runtime|cudnn|cupy|"
                           r"(?:gpu |cuda |nvidia )?driver|framework|runtime|backend)\b(?! (?:code|script)s?\b)|"
                           r"\b(?:pytorch|tensorflow|keras|jax|directml|rocm|onnx ?runtime) (?:itself )?(?:has|have|seems to have|must have) a (?:memory )?leak\b|"
+                          r"\b(?:pytorch|tensorflow|keras|jax|directml|rocm|onnx ?runtime|the (?:driver|framework|runtime))\b (?:itself )?(?:is|are|seems to be|must be|might be|could be) leak(?:ing|s)?\b|"
                           r"\bonly (?:the |this |that |one )?[\w.]+(?: \w+)? (?:metric|layer|op|operator|function|module|class|call|loss)\b[^.;]{0,30}\b(?:causes?|leaks?|grows?|is responsible)|"
                           r"\bisolat\w* (?:it |the (?:leak|growth|problem|issue) )?to (?:the |a |one )?[\w.()]+|"
                           r"\b(?:narrow\w*|track\w*|trac\w*|pinn\w*|bisect\w*) (?:it |this |the (?:leak|growth|problem|issue) |(?:a |the )?(?:[\w-]+ )?(?:memory )?(?:leak|growth) )?down to\b|"

@@ -517,12 +517,13 @@ def generation(data: RuleInput) -> Iterator[Vote]:
             yield Vote("batch_too_large", 0.35, "A renderer evaluates rays a chunk at a time: the rays per chunk (and samples "
                        "per ray) are its batch; lower the chunk sizes for rendering.")
         return
-    if signals.phase != "generation" or signals.serving_engine:
-        return
-    if signals.outputs_per_prompt and "llm" not in signals.domains:
+    if signals.outputs_per_prompt and "llm" not in signals.domains and signals.phase in ("generation", "evaluation", "unknown") \
+            and not signals.serving_engine:
         # (a language model's several sequences per prompt are its KV cache: many_sequences below)
         yield Vote("batch_too_large", 0.6, f'Several outputs are generated for each prompt ("{signals.evidence["outputs_per_prompt"]}"): '
                    "they go through the network together, so the batch is prompts x outputs per prompt; generate one at a time.")
+    if signals.phase != "generation" or signals.serving_engine:
+        return
     if "diffusion" in signals.domains:
         yield Vote("attention_quadratic", 0.6, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
