@@ -4314,3 +4314,14 @@ def test_several_outputs_per_prompt_outside_a_named_generation_phase():
 
 def test_a_framework_said_to_be_leaking_is_the_frameworks():
     assert _signals("memory climbs every call; I suspect DirectML is leaking memory").library_part_isolated
+
+
+@pytest.mark.parametrize("note", ["the GPU memory keeps increasing batch after batch until it runs out",
+                                  "usage is rising batch by batch during the embedding loop"])
+def test_memory_increasing_batch_after_batch_is_growth_not_a_larger_batch(note):
+    signals = _signals(note)
+    assert signals.growth and not signals.batch_raised
+
+
+def test_increasing_the_batch_size_is_still_a_larger_batch():
+    assert _signals("after increasing the batch size to 64 it fails").batch_raised

@@ -456,7 +456,8 @@ _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
 # The batch size raised as what made it fail ("from 8 to 32", "increasing the batch size").
-_BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!from |down |back )(?:\w+ )?batch(?:[ _-]?size)?\b|"
+# ("memory keeps increasing batch after batch" is memory growing, not a larger batch)
+_BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!from |down |back )(?:\w+ )?batch(?:[ _-]?size)?\b(?! (?:after|by|to|per) (?:the next )?batch\b)|"
                  r"batch(?:[ _-]?size)? (?:of |=\s?)?\d+,? (?:it |this |training |the (?:model|script|run) )?(?:works?|worked|fits?|fitted|is fine|is ok|runs?|ran|trains?|trained|succeeds?|passes)[^.;]{0,30}\b(?:but|while|and)\b[^.;]{0,20}\d+|"
                  r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but|"
                  r"(?:bigger|larger|higher) (?:mini-?)?batch(?:es| sizes?)?\b|above a (?:mini-?)?batch|"
