@@ -4325,3 +4325,10 @@ def test_memory_increasing_batch_after_batch_is_growth_not_a_larger_batch(note):
 
 def test_increasing_the_batch_size_is_still_a_larger_batch():
     assert _signals("after increasing the batch size to 64 it fails").batch_raised
+
+
+@pytest.mark.parametrize("note", ["one sentence of 2115 characters tokenizes to 580 tokens, longer than the max_seq_length",
+                                  "a few utterances in the set exceed the model's maximum length",
+                                  "some paragraphs are longer than the limit of the encoder"])
+def test_sentences_utterances_and_tokens_over_the_limit_are_long_inputs(note):
+    assert _signals(note).long_input

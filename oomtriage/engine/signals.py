@@ -558,6 +558,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
+               # ("beyond 5 million sentences" counts them: only a length over the limit here)
+               r"\b(?:sentences?|utterances?|paragraphs?|lines?|articles?|tokens)\b[^.;]{0,40}?\b(?:longer than|exceeds?|exceeding|exceeded) (?:the )?(?:model'?s? )?(?:max\w*|limit|\d+)|"
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
