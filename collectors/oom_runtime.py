@@ -33,16 +33,14 @@ def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
 
 @message_format(
     "directml_allocator",
-    # torch-directml and ONNX Runtime's DirectML provider on Windows GPUs (AMD, Intel, NVIDIA)
-    r"Could not allocate tensor with (\d+) bytes\. There is not enough GPU video memory available|"
-    r"DML allocator out of memory|\bDmlAllocator\b[^\n]{0,80}ran out of memory",
+    # torch-directml and ONNX Runtime's DirectML provider on Windows GPUs (AMD, Intel, NVIDIA);
+    # tensorflow-directml's OOMs are TensorFlow's own formats, with the DML device as backend
+    r"Could not allocate tensor with (\d+) bytes\. There is not enough GPU video memory available|DML allocator out of memory",
 )
 def parse_directml(match: re.Match[str], window: Window) -> Fields:
-    line = window.lines[0]
-    framework = "tensorflow" if re.search(r"tensorflow|Resource exhausted", window.flat) else \
-        "onnxruntime" if "onnxruntime" in window.flat.lower() else "pytorch"
+    framework = "onnxruntime" if "onnxruntime" in window.flat.lower() else "pytorch"
     return {"framework": framework, "backend": "directml", "requested_bytes": int(match.group(1)) if match.group(1) else None,
-            "raw_message": line.strip()}
+            "raw_message": window.lines[0].strip()}
 
 
 @message_format("onnxruntime_arena", r"Failed to allocate memory for requested buffer(?: of size (\d+))?")

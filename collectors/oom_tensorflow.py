@@ -31,13 +31,21 @@ def _bfc_stats(window: Window) -> Fields:
     return fields
 
 
+def _backend_of(device: str) -> str:
+    """The backend a TensorFlow device or allocator name stands for: tensorflow-directml's are
+    `/device:DML:0` and `DmlAllocator`; CUDA's and ROCm's are GPU devices."""
+    if re.search(r"\bDML\b|Dml", device):
+        return "directml"
+    return "cuda" if "GPU" in device.upper() else "unknown"
+
+
 @message_format("tensorflow_oom_tensor", _TENSOR)
 def parse_oom_tensor(match: re.Match[str], window: Window) -> Fields:
     shape = shape_of(match.group("shape"))
     dtype = match.group("dtype")
     fields: Fields = {
         "framework": "tensorflow",
-        "backend": "cuda" if (match.group("device") or "GPU").upper().find("GPU") >= 0 else "unknown",
+        "backend": _backend_of(match.group("device") or "GPU"),
         "tensor_shape": shape,
         "tensor_dtype": dtype,
         "operation": match.group("op"),
@@ -73,7 +81,7 @@ def parse_resource_exhausted(match: re.Match[str], window: Window) -> Fields:
 def parse_bfc_line(match: re.Match[str], window: Window) -> Fields:
     fields = {
         "framework": "tensorflow",
-        "backend": "cuda" if "GPU" in match.group("allocator") else "unknown",
+        "backend": _backend_of(match.group("allocator")),
         "requested_bytes": find_size(rf"trying to allocate ({SIZE})", match.group(0)),
         "raw_message": window.lines[0].strip(),
     }

@@ -13,6 +13,8 @@ MAX_MESSAGE_CHARS = 4000
 
 Framework = Literal["pytorch", "tensorflow", "jax", "onnxruntime", "llama.cpp", "other", "unknown"]
 Backend = Literal["cuda", "hip", "xpu", "mps", "vulkan", "directml", "cpu", "tpu", "host", "unknown"]
+# The backends whose memory is an accelerator's own (not host RAM, not the CPU).
+DEVICE_BACKENDS = frozenset({"cuda", "hip", "xpu", "mps", "vulkan", "directml", "tpu"})
 Phase = Literal["training", "evaluation", "generation", "loading", "optimizer_setup", "data_loading", "unknown"]
 
 

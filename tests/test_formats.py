@@ -207,3 +207,16 @@ def test_a_plain_host_bad_alloc_stays_a_host_failure():
     from oomtriage.context import build_context
 
     assert build_context(text="MemoryError: std::bad_alloc").error.backend == "host"
+
+
+@pytest.mark.parametrize("text", [
+    "Resource exhausted: OOM when allocating tensor with shape[16,128,98,98] and type float on "
+    "/job:localhost/replica:0/task:0/device:DML:0 by allocator DmlAllocator",
+    "W tensorflow/core/common_runtime/bfc_allocator.cc:440] Allocator (DmlAllocator) ran out of memory trying to allocate "
+    "5.49MiB (rounded to 5760000).  Current allocation summary follows.",
+])
+def test_tensorflow_directml_ooms_name_the_directml_backend(text):
+    from oomtriage.context import build_context
+
+    error = build_context(text=text).error
+    assert error.framework == "tensorflow" and error.backend == "directml"

@@ -4332,3 +4332,20 @@ def test_increasing_the_batch_size_is_still_a_larger_batch():
                                   "some paragraphs are longer than the limit of the encoder"])
 def test_sentences_utterances_and_tokens_over_the_limit_are_long_inputs(note):
     assert _signals(note).long_input
+
+
+def test_growth_within_one_evaluation_is_not_growth_across_epochs():
+    signals = _signals("the validation memory keeps increasing batch after batch until it fails")
+    assert signals.growth and not signals.growth_across_epochs
+    assert _signals("validation memory grows every epoch until it fails at epoch 40").growth_across_epochs
+
+
+def test_a_directml_oom_in_the_data_pipeline_counts_as_a_device_oom_like_cudas():
+    trace = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    for batch in loader:\n"
+             "  File \"data.py\", line 30, in __getitem__\n    image = torch.from_numpy(array).to(device)\n{message}")
+    def host_confidence(message):
+        causes = ranked(trace.format(message=message))
+        return next(cause.confidence for cause in causes if cause.id == "dataloader_or_host")
+    directml = host_confidence("RuntimeError: Could not allocate tensor with 268435456 bytes. There is not enough GPU video memory available!")
+    cuda = host_confidence("RuntimeError: CUDA error: out of memory")
+    assert directml == pytest.approx(cuda)

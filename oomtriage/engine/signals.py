@@ -833,8 +833,6 @@ _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopp
                 r" (?:each |every |the |an? |my |our |large |big )*(?:\w+ )?(?:images?|pictures?|photos?|scenes?|frames?|volumes?|slides?|rasters?|inputs?|documents?)"
                 r"(?: up)? into (?:\w+ ){0,2}(?:tiles|sub-?windows|patches|crops|chunks|windows|sub-?images|pieces)\b|"
                 r"\bsliding[- ]window (?:inference|prediction|evaluation)\b")
-# Memory that builds up over an epoch and comes back when the epoch ends: every step's results are
-# kept for the epoch's end (Lightning's outputs for *_epoch_end, a metric's accumulated state, a list).
 # The evaluation fails on its first batch: "when the validation process starts", "upon the start
 # of validation", "the first eval batch already fails".
 _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:the )?(?:very )?(?:start|beginning|first (?:batch|step|iteration)) of (?:the |each |every )?(?:first )?"
@@ -842,6 +840,11 @@ _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:t
                         r"\b(?:when|as soon as|once|right when|just as|the (?:moment|instant|second|minute)) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
                         r"(?:starts|begins|kicks in|is started|gets started|starts running)\b|"
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
+# Growth counted in epochs ("memory grows every epoch", "after 80 epochs"): it outlives each epoch's
+# evaluation.
+_ACROSS_EPOCHS = r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b"
+# Memory that builds up over an epoch and comes back when the epoch ends: every step's results are
+# kept for the epoch's end (Lightning's outputs for *_epoch_end, a metric's accumulated state, a list).
 _FREED_AT_EPOCH_END = (r"\b(?:drops?|dropping|falls?|goes (?:back )?down|freed|released|comes back|resets?|is reclaimed)\b[^.;]{0,40}?"
                        r"\b(?:when|at|after|once|as) (?:the |each |every |an |that |this |its |the current )?epoch (?:ends|is over|finishes|is done|completes|is finished|is complete)\b|"
                        r"\b(?:drops?|falls?|goes (?:back )?down|freed|released|resets?)\b[^.;]{0,30}?\bat (?:the )?end of (?:the |each |every |an )?epoch\b")
@@ -1082,6 +1085,7 @@ class Signals:
     outputs_per_prompt: bool = False
     freed_at_epoch_end: bool = False
     eval_fails_at_start: bool = False
+    growth_across_epochs: bool = False
     start_peak_then_lower: bool = False
     whole_graph: bool = False
     pair_representation_model: bool = False
@@ -2105,6 +2109,8 @@ def read_signals(context: TriageContext) -> Signals:
             signals.evidence["setting_ignored"] = ignored.group(0)
     if _search(r"0\.3(?:\.\d)?\b.{0,60}0\.4|0\.4(?:\.\d)?\b.{0,40}(?:from|after) 0\.3", note) and signals.upgrade_regression:
         signals.upgraded_to_torch_04 = True
+    signals.growth_across_epochs = signals.growth and bool(re.search(r"\bepochs?\b", signals.evidence.get("growth", ""))
+                                                           or _search(_ACROSS_EPOCHS, note))
     signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
                                        r"model[- ]parallel|data[- ]?parallel|tensor[- ]parallel|accelerate launch|multi-node|\btp\d|"
                                        r"all_gather|all_reduce|broadcast", everything)) \

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from oomtriage.models import DEVICE_BACKENDS
 from oomtriage.sizes import format_size
 
 from . import RuleInput, Vote, rule
@@ -96,10 +97,7 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "training step: its batch size (or the whole set in one batch).")
         yield Vote("input_size_too_large", 0.2, "...or inputs larger than training's (whole images or recordings where "
                    "training used crops).")
-    across_epochs = signals.growth and (re.search(r"\bepochs?\b", signals.evidence["growth"]) or re.search(
-        r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b",
-        data.context.note or "", re.IGNORECASE))
-    if across_epochs:
+    if signals.growth_across_epochs:
         # Each evaluation's graphs go when it ends; memory that climbs from one epoch to the next
         # outlives every evaluation: state kept between them.
         yield Vote("reference_leak", 0.5, f'Memory grew across epochs ("{signals.evidence["growth"]}"): what one evaluation '
@@ -432,7 +430,7 @@ def data_loading(data: RuleInput) -> Iterator[Vote]:
     signals, error = data.signals, data.context.error
     if signals.phase != "data_loading" or (error and error.backend == "host"):
         return  # host kills have their own rule
-    on_device = error is not None and error.backend in ("cuda", "hip", "xpu", "mps", "vulkan", "tpu")
+    on_device = error is not None and error.backend in DEVICE_BACKENDS
     if "pin" in (signals.phase_source or "").lower() or "pin memory thread" in (error.raw_message if error else "").lower():
         # pin_memory() asks the driver for page-locked host memory (cudaHostAlloc), which reports a
         # CUDA "out of memory" when the host's pinnable memory runs out, with the GPU half empty.
