@@ -4349,3 +4349,99 @@ def test_a_directml_oom_in_the_data_pipeline_counts_as_a_device_oom_like_cudas()
     directml = host_confidence("RuntimeError: Could not allocate tensor with 268435456 bytes. There is not enough GPU video memory available!")
     cuda = host_confidence("RuntimeError: CUDA error: out of memory")
     assert directml == pytest.approx(cuda)
+
+
+# --- fourteenth round: mechanisms read from sets 109-112 of real threads (wordings are my own) -----
+
+@pytest.mark.parametrize("note", [
+    "the job fit with 2.4.0.dev20240301 and runs out of memory with 2.4.0.dev20240315",
+    "peak memory went from 9 GB on jax 0.4.20 to 13 GB on 0.4.23",
+    "with lightning 2.1.3 it trains, on 2.2.0 it OOMs",
+])
+def test_two_builds_of_one_library_compared_are_a_regression(note):
+    signals = _signals(note)
+    assert signals.upgrade_regression
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_two_builds_of_a_serving_engine_compared_rank_the_regression_beside_its_cache():
+    note = "with vllm 0.5.1 it loads, on 0.5.3 it OOMs"
+    assert _signals(note).upgrade_regression
+    assert "framework_bug" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize("note", [
+    "torch 2.1.0 and transformers 2.4.0 on a 24 GB card, 16 GB of it used",
+    "it OOMs on both 2.3.1 and 2.4.0, 20 GB then 21 GB",
+])
+def test_two_libraries_or_the_same_outcome_on_both_builds_are_no_regression(note):
+    assert not _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", [
+    "the snapshot shows the big segment is now split into lots of small blocks, a few of them still active",
+    "a third of my GPU memory can never be reused once the first step is done",
+    "the cache gets carved up into small pieces by tiny tensors",
+])
+def test_a_large_block_carved_up_by_small_ones_is_fragmentation(note):
+    assert _signals(note).fragmentation_said
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("note", ["I split the dataset into small chunks to save memory",
+                                  "the model is split into many parts across the GPUs"])
+def test_splitting_data_or_a_model_is_not_fragmentation(note):
+    assert not _signals(note).fragmentation_said
+
+
+@pytest.mark.parametrize("note", [
+    "serving a 13B model with vllm, gpu_memory_utilization=0.5, on a 24 GB card",
+    "sglang with a 14B model; I lowered --mem-fraction-static to 0.5 on my 24 GB GPU and it still fails",
+])
+def test_weights_beyond_a_serving_engines_share_are_a_model_too_large(note):
+    text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 150.00 MiB is free."
+    assert _signals(note, text).engine_memory_fraction == 0.5
+    assert ids(text, note)[0] == "model_too_large"
+
+
+def test_weights_inside_the_engines_share_are_not_the_story():
+    text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.00 GiB is free."
+    note = "serving a 7B model with vllm at gpu_memory_utilization 0.9 with many concurrent requests"
+    assert "model_too_large" not in ids(text, note)[:1]
+    assert "weights take" not in evidence_of(text, note, "kv_cache_or_generation")
+
+
+@pytest.mark.parametrize("note", [
+    "after each deployment is removed, its worker processes keep holding GPU memory, and the next deployment fails",
+    "the old containers continue to occupy the GPU memory after they are stopped",
+])
+def test_processes_that_keep_holding_memory_are_another_process(note):
+    assert _signals(note).other_process_hint
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["predict.py fails, while main.py --eval works on the same card, per another user",
+                                  "another user reported the same error on a 3090"])
+def test_another_user_in_the_thread_is_no_process_on_the_card(note):
+    assert not _signals(note).other_process_hint
+
+
+@pytest.mark.parametrize("note", [
+    "with DDP on gpus 2 and 3, GPU 0 is always used at start-up even though I never selected it",
+    "cuda:0 gets memory allocated on it although it is not one of the devices I passed to the trainer",
+])
+def test_gpu0_used_although_not_chosen_is_the_ranks_default_device(note):
+    assert _signals(note).ranks_on_gpu0
+
+
+@pytest.mark.parametrize("note", ["inference with the demo script: on a GPU with 48G it works",
+                                  "chatting with the model runs fine on an 80 GB A100 but not here",
+                                  "a bigger card solved it for a friend"])
+def test_inference_that_fits_a_larger_card_is_the_model(note):
+    assert _signals(note).larger_card_fits
+    assert "model_too_large" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+def test_a_larger_card_does_not_decide_a_growing_run():
+    note = "memory grows with every request until it fails; on a GPU with 48G it works for longer"
+    assert "a card with more memory" not in " ".join(" ".join(cause.evidence) for cause in ranked("torch.OutOfMemoryError: CUDA out of memory.", note))

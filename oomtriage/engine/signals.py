@@ -218,11 +218,13 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
 # "This setup worked before; now it crashes": the same setup, failing now, with nothing the user changed.
 _WORKED_BEFORE_NOW = (r"\b(?:worked|ran|was fine|were fine|was working|used to run|fit|fitted|trained)\b(?: (?:fine|ok|okay|well|perfectly))? before\b"
                       r"(?! (?:i|we|adding|changing|increasing|switching|moving|upgrading|updating|the (?:change|update|upgrade)))[^.]{0,40}?\bnow\b")
-_OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?!different\b)"
+_OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two|several|someone else'?s?|other people'?s?) (?!different\b)"
                   r"(?:(?!(?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?|stages?|phases?)\b)\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
                   # ("the second training step" is a step of this run)
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b"
-                  r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)|"
+                  r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)"
+                  # "another user reported the same": a person in the thread, not a process on the card
+                  r"(?! (?:\w+ )?(?:reports?|reported|says|said|mentions?|mentioned|confirms?|confirmed|suggests?|suggested|wrote|commented)\b)|"
                   r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
                   r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
@@ -230,6 +232,9 @@ _OTHER_PROCESS = (r"(?:another|other|second|two|several|someone else'?s?|other p
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
                   r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory|"
+                  # "its child processes keep holding GPU memory after the deployment is removed"
+                  r"\b(?:process(?:es)?|children|jobs?|containers?|pods?|instances?)\b[^.;]{0,40}?\b(?:keeps?|kept|continues? to|continued to|still|remains?) "
+                  r"(?:hold\w*|occup\w*|retain\w*|using|to use) (?:on to |onto )?(?:the |some |all |significant |a lot of |most of the )?(?:gpu |vram |video |device |cuda )?memory|"
                   # Other models served from the same card (an inference server hosting several).
                   r"(?:\d+|several|many|other|more) (?:other )?models? (?:are |were )?(?:\w+ ){0,3}(?:on|in) the same (?:gpu|card|server|device|machine|process)|"
                   # "the server already hosts 7 models", "the GPU serves three other models"
@@ -281,7 +286,13 @@ _ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collect
                       r"TF_GPU_ALLOCATOR\W{0,3}cuda_malloc_async|XLA_PYTHON_CLIENT_ALLOCATOR\W{0,3}platform|empty_cache\(\)")
 _HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away|go away|disappear\w*|vanish\w*)\b"
 _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
-                       r"than (?:the )?allocated|(?:gap|difference) between (?:reserved|cached) and allocated")
+                       r"than (?:the )?allocated|(?:gap|difference) between (?:reserved|cached) and allocated|"
+                       # a freed large block now carved up by small live ones: the same request cannot be served again
+                       r"\b(?:segments?|blocks?|memory|cache|pool|region)\b[^.;]{0,40}?\b(?:split|broken|chopped|carved|cut|divided) (?:up )?into "
+                       r"(?:many |lots of |several |a (?:lot|number) of |numerous )?(?:small\w* |tiny )?(?:blocks|pieces|chunks|fragments|parts|holes)\b|"
+                       r"\b(?:half|\d{1,2} ?%|part|much|a (?:lot|third|quarter)) of (?:the |my )?(?:card'?s? |gpu'?s? |device'?s? )?(?:memory|vram) "
+                       r"(?:can(?:not|'t| never| not)|could(?:n't| not| never)|is never|never gets?) (?:ever )?(?:be )?(?:used|utili[sz]ed|reserved|allocated|reused)\b|"
+                       r"\bnon-?releasable\b")
 # Training and an inference engine taking turns on the same GPUs (RL fine-tuning with rollouts).
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
@@ -512,7 +523,10 @@ _RANKS_ON_GPU0 = (rf"\b{_FEW} (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?
                   rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:carries|carried|has|had|hosts|holds|shows|showed|gets|lists)\b[^.;]{{0,15}}?\b{_FEW} (?:\w+ )?process(?:es)?\b|"
                   rf"\bprocess(?:es)? (?:of|for|from) (?:the )?(?:other )?(?:gpus?|ranks?|cards?)\b[^.;]{{0,50}}?\bon (?:the )?(?:{_ZEROTH})|"
                   rf"(?:{_ZEROTH})[^.;]{{0,60}}?\bfrom (?:each|every one|all) of the (?:other )?(?:\d+ )?(?:processes|ranks|workers)\b|"
-                  rf"\b(?:each|every) (?:other )?(?:rank|process|worker)\b[^.;]{{0,50}}?\b(?:context|memory)\b[^.;]{{0,20}}?\bon (?:the )?(?:{_ZEROTH})")
+                  rf"\b(?:each|every) (?:other )?(?:rank|process|worker)\b[^.;]{{0,50}}?\b(?:context|memory)\b[^.;]{{0,20}}?\bon (?:the )?(?:{_ZEROTH})|"
+                  # "GPU 0 is always used in initialization even when it is not one of the GPUs I chose"
+                  rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:is |gets |got |was )?(?:always |still |also )?(?:used|touched|initiali[sz]ed|allocated on|occupied)\b[^.;]{{0,50}}?"
+                  rf"\b(?:even (?:when|if|though)|although|though|despite)\b[^.;]{{0,50}}?\b(?:not (?:one of|among|in|part of)|(?:not|never|n't) (?:\w+ )?(?:specified|selected|chosen|requested|listed|set|asked for|passed))")
 _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |my )?(?:saved )?(?:checkpoints?|state[_ ]dicts?|weights|parameters|ckpt)\b|"
                       r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b")
 # "The memory is not allocated evenly across the GPUs": an imbalance said through its negation (read
@@ -749,6 +763,13 @@ _EXAMPLE_FITS_BATCH = (r"\b(?:example|tutorial|demo|sample script|reference scri
                        r"\b(?:up to |with |at |until )?(?:a )?(?:batch(?:[ _-]?size)?|bs)\s?(?:of |=\s?|: ?|up to |to )?(?:up to )?(?P<batch>\d+)\b")
 # The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
 # nothing is left for activations.
+# The same run fits a card with more memory ("on a GPU with 32G it works", "runs fine on an 80 GB
+# A100"): what it needs at its steadiest exceeds this card, rather than growing without bound.
+_CARD = r"(?:gpus?|cards?|graphics cards?|a100s?|h100s?|v100s?|a6000s?|devices?)"
+_LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:with|of|that has) (?:\d+ ?(?:g(?:i?b)?\b|vram\b)|more (?:memory|vram))|(?:\d+ ?g(?:i?b)?|bigger|larger) (?:vram )?{_CARD})"
+                     rf"[^.;]{{0,30}}?\b(?:it |this |everything )?(?:works?|worked|runs?|ran|fits?|is fine|was fine|goes through|(?:is |was )?(?:not|no) (?:a )?(?:big )?problem)\b|"
+                     rf"\b(?:works?|worked|runs?|ran|fits?) (?:fine |well |ok |without (?:a |any )?(?:problem|issue|error)s? )?on (?:a |an |the )?(?:\d+ ?g(?:i?b)? |bigger |larger )(?:vram )?{_CARD}|"
+                     rf"\b(?:a |an )?(?:bigger|larger) {_CARD} (?:fixe[sd]|solve[sd]|works?|worked|helps?|helped)\b")
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
                       r"\b(?:gpus?|cards?)\b[^.;]{0,20}\b(?:(?:are|were|is|was|got|get) )?(?:maxed out|filled|full)\b[^.;]{0,40}\bby the (?:weights|model|parameters)\b|"
                       r"\b(?:pack\w*|fill\w*|load\w*|stuff\w*)\b[^.;]{0,20}\b(?:gpus?|cards?)\b[^.;]{0,10}\bwith (?:the )?(?:weights|parameters|layers)\b[^.;]{0,30}\b(?:capacity|full|limit|brim)\b")
@@ -1098,6 +1119,7 @@ class Signals:
     original_fits: bool = False
     constructing: bool = False
     weights_fill_gpus: bool = False
+    larger_card_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
     classes_matter: int | None = None  # a class count the note ties the failure to ("fine with 1k classes, OOM with 50k")
@@ -1117,6 +1139,9 @@ class Signals:
     orphaned_memory: bool = False  # memory in use with no process of the user's running, or after it ended
     cpu_mode: bool = False
     serving_engine: bool = False
+    # The share of the card a serving engine is told it may take for weights and cache
+    # (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static): the largest one named.
+    engine_memory_fraction: float | None = None
     construction: bool = False
     no_grad_already: bool = False
     free_at_failure: bool = False
@@ -1336,6 +1361,11 @@ def read_numbers(note: str, signals: Signals) -> None:
             signals.vocab_size = int(_number(vocab.group(1)))
         except ValueError:
             pass
+    fractions = [float(value) for value in re.findall(
+        r"(?:gpu[_-]memory[_-]utili[sz]ation|mem(?:ory)?[_-]fraction(?:[_-]static)?)\W{0,3}(?:(?:is |was |set |lowered |reduced |raised |changed |down |up )*(?:to|=|:|at|of|is) ?)?(0?\.\d+|1\.0*)(?![\d.])",
+        note, re.IGNORECASE)]
+    if fractions and 0 < max(fractions) <= 1:
+        signals.engine_memory_fraction = max(fractions)
     signals.param_count = _param_count(note)
     if signals.param_count is None:
         for family, count in _FAMILY_PARAMS:
@@ -1807,8 +1837,11 @@ def _setting_helped(note: str) -> bool | None:
 
 # Two builds of one library compared: dotted versions that share their major number ("2.0.1" and
 # "2.1.0", "0.2.5" and "0.2.6"), near each other, with an outcome word between or around them.
-_DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)?(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|epochs?|steps?|ms\b))")
+_DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)*(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|epochs?|steps?|ms\b))")
 _OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad)\b", re.IGNORECASE)
+
+
+_SIZE_STATED = re.compile(r"\b\d+(?:\.\d+)?\s?[KMGT]i?B\b")
 
 
 _VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_WORDS}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
@@ -1841,16 +1874,20 @@ def _two_builds_compared(note: str) -> str | None:
         # One of the pair must read as a version; the other is then the same library's. Builds of
         # different majors ("1.11.0" and "2.0.1") must both read as versions: "0.001" and "1.5" are settings.
         both = _looks_like_a_version(first, note) and _looks_like_a_version(second, note)
-        if first.group(1) != second.group(1) and not (both and _same_library(first, second, note)):
-            continue
+        if not _same_library(first, second, note) or first.group(1) != second.group(1) and not both:
+            continue  # "torch 2.1.0 and transformers 2.4.0": two libraries, not two builds
         if not (both or _looks_like_a_version(first, note) or _looks_like_a_version(second, note)):
             continue
         if second.start() - first.end() > 120:
             continue
         around = note[max(0, first.start() - 60):second.end() + 60]
-        if re.search(r"\b(?:both|either|neither|all|every|any|regardless|same (?:on|with|in))\b", around, re.IGNORECASE):
+        # the clause that holds the pair: "both" in the next clause is about something else
+        clause = re.split(r";|\.\s", note[max(0, first.start() - 60):first.start()])[-1] + note[first.start():second.end()] + \
+            re.split(r";|\.\s", note[second.end():second.end() + 60])[0]
+        if re.search(r"\b(?:both|either|neither|all|every|any|regardless|same (?:on|with|in))\b", clause, re.IGNORECASE):
             continue  # the same outcome on both builds: no regression between them
-        if _OUTCOME.search(around):
+        # an outcome, or memory measured on each build ("from 11 GB on 2.9.1 to 14.5 GB on 2.10.0")
+        if _OUTCOME.search(around) or len(_SIZE_STATED.findall(clause)) >= 2:
             return note[first.start():second.end()]
     return None
 
@@ -1926,7 +1963,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),

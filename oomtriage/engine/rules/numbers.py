@@ -199,8 +199,10 @@ def other_processes(data: RuleInput) -> Iterator[Vote]:
     elif n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total:
         yield Vote("other_process_or_device", 0.55, f"{format_size(n.non_pytorch)} of the GPU was in use outside PyTorch's "
                    "cache, far more than a CUDA context needs: another process or framework holds it.")
-    if signals.other_process_hint:
-        yield Vote("other_process_or_device", 0.5, f'The note says "{signals.evidence["other_process_hint"]}".')
+    if signals.other_process_hint and not signals.ranks_on_gpu0:
+        # (processes the note puts on GPU 0 beside a job of several ranks are that job's own ranks:
+        # rule one_gpu_heavier)
+        yield Vote("other_process_or_device", 0.6, f'The note says "{signals.evidence["other_process_hint"]}".')
 
 
 @rule

@@ -165,6 +165,39 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_larger_card_fits(data: RuleInput) -> Iterator[Vote]:
+    """Inference that fits a card with more memory, at one request and with nothing said to grow:
+    its steady need, mostly the weights, is more than this card has."""
+    signals = data.signals
+    if not signals.larger_card_fits or signals.phase not in ("generation", "loading", "evaluation", "unknown"):
+        return
+    if signals.growth or signals.long_input or (signals.batch_size or 1) > 1 or signals.full_finetune:
+        return  # a leak, a long input or a batch is what a larger card only postpones or absorbs
+    yield Vote("model_too_large", 0.45, f'It fits a card with more memory ("{signals.evidence["larger_card_fits"]}"): what one '
+               "request needs, mostly the weights, is more than this card holds; quantize further, offload or use the larger card.")
+
+
+@rule
+def weights_beyond_the_engines_share(data: RuleInput) -> Iterator[Vote]:
+    """A serving engine takes only its configured share of the card for weights and KV cache: weights
+    larger than that share cannot load at any cache size, and lowering the share makes it worse."""
+    signals, capacity = data.signals, data.numbers.capacity
+    fraction, params = signals.engine_memory_fraction, signals.param_count
+    if not (signals.serving_engine and fraction and params and capacity) or signals.phase == "training":
+        return
+    if (signals.gpu_count or 1) > 1 and signals.splits_weights:
+        capacity *= signals.gpu_count  # tensor parallelism: each GPU holds its share of the weights
+    weights = (signals.weight_bytes or 2) * params  # engines load half precision unless told to quantize
+    share = fraction * capacity
+    if weights <= share:
+        return
+    yield Vote("model_too_large", 0.75, f"The weights take about {format_size(int(weights))}, more than the "
+               f"{fraction:g} x {format_size(capacity)} = {format_size(int(share))} the engine may use for weights and KV cache: "
+               "a lower memory fraction only makes it worse; quantize, shard over more GPUs or use a smaller model.")
+    yield Vote("kv_cache_or_generation", -0.3, "No cache size can fit beside weights larger than the engine's share.")
+
+
+@rule
 def language_model_inference_beyond_weights(data: RuleInput) -> Iterator[Vote]:
     """A language model run without training keeps little besides its weights but the KV cache
     (2 x layers x tokens x hidden per sequence; reference implementations preallocate it for the
