@@ -4445,3 +4445,14 @@ def test_inference_that_fits_a_larger_card_is_the_model(note):
 def test_a_larger_card_does_not_decide_a_growing_run():
     note = "memory grows with every request until it fails; on a GPU with 48G it works for longer"
     assert "a card with more memory" not in " ".join(" ".join(cause.evidence) for cause in ranked("torch.OutOfMemoryError: CUDA out of memory.", note))
+
+
+@pytest.mark.parametrize("note", ["when the number of points is more than 50000 the OOM error appears",
+                                  "it only fails once the number of vertices exceeds 2 million"])
+def test_a_count_of_elements_after_its_noun_is_a_large_input(note):
+    assert _signals(note).long_input
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_a_small_count_of_machines_is_no_large_input():
+    assert not _signals("the number of nodes is more than 8 in our cluster").long_input

@@ -602,6 +602,9 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
                # (a magnitude or four digits: "8 nodes" are machines)
                r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,}) ?(?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b|"
+               # the count after the elements: "when the number of points is more than 50000"
+               r"\bnumber of (?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b[^.;]{0,15}?\b(?:is |are |gets |goes )?(?:more than|over|above|exceeds?|exceeding|larger than|greater than|beyond|past|>) ?"
+               r"(?:about |around |~ ?)?(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,})|"
                # a biological sequence's length: "6800 residues", "sequences longer than 4700", "a 3 kb region"
                r"(?<![\w.,])\d[\d,]{2,} ?(?:residues|amino acids|aa\b|base pairs|bp\b|nucleotides)|"
                r"\b(?:sequences?|proteins?|chains?|complex(?:es)?)\b[^.;]{0,20}?\((?:longer than|over|above|>) ?\d{3,}\)|\b(?:total )?length (?:of |is |=\s?)?\d{4,}\b")
