@@ -4456,3 +4456,35 @@ def test_a_count_of_elements_after_its_noun_is_a_large_input(note):
 
 def test_a_small_count_of_machines_is_no_large_input():
     assert not _signals("the number of nodes is more than 8 in our cluster").long_input
+
+
+@pytest.mark.parametrize("note", ["validation takes more than 24G on my 24G card and runs out",
+                                  "with 4 workers it ran out after an hour"])
+def test_running_out_with_nothing_named_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="Epoch 3: 100%|#####| 500/500\n", note=note)
+    assert report.suspected and not report.detected and report.causes
+
+
+def test_running_out_of_something_else_is_no_oom():
+    report = analyze_inputs([], text="Epoch 3: 100%|#####| 500/500\n", note="the sampler runs out of data before the epoch ends")
+    assert not report.suspected and not report.causes
+
+
+@pytest.mark.parametrize("note", ["training worked fine until I turned on mixed precision; now it runs out of memory",
+                                  "it fits well until we enable gradient_checkpointing, then the step OOMs"])
+def test_a_memory_saver_that_broke_a_run_that_fit_is_the_library(note):
+    signals = _signals(note)
+    assert signals.switch_no_effect
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_batch_that_broke_a_run_that_fit_is_no_saver():
+    assert not _signals("it worked fine until I set the batch size to 64").switch_no_effect
+
+
+def test_a_constructor_whose_underscores_markdown_ate_is_still_a_constructor():
+    text = ('Traceback (most recent call last):\n  File "app/main.py", line 40, in cli\n'
+            '  File "speechlib/transcribe.py", line 125, in init\nRuntimeError: CUDA failed with error out of memory')
+    signals = _signals("it fails right away", text)
+    assert signals.constructing and "init" in signals.evidence["constructing"]
+    assert ids(text, "it fails right away")[0] == "model_too_large"

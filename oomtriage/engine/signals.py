@@ -462,7 +462,10 @@ _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]
                      # a saver that costs more than going without: "with --load-8bit it takes way more VRAM than fp16"
                      r"(?:--?load[-_]?[48]-?bit|load_in_[48]bit|\b[48]-?bit\b|\bquantiz\w*|\boffload\w*|gradient[_ ]checkpointing|attention[_ ]slicing|\blow_cpu_mem_usage)"
                      r"[^.;]{0,80}?\b(?:takes?|taking|uses?|using|needs?|consumes?|took|used|needed|requires?) (?:way |much |even |a lot |far |significantly )?more "
-                     r"(?:vram|memory|gpu memory|video memory)\b[^.;]{0,30}?\bthan\b")
+                     r"(?:vram|memory|gpu memory|video memory)\b[^.;]{0,30}?\bthan\b|"
+                     # the saver is what broke a run that fit: "everything is fine until I add use_amp: true"
+                     r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ ){0,3}?until (?:i|we) (?:add|enable|set|turn(?:ed)? on|switch(?:ed)? (?:on|to)|use|start(?:ed)? using|pass)\w* "
+                     r"(?:the |a )?`?(?:--?)?(?:use_amp|amp|autocast|mixed[ _-]precision|fp16|bf16|half[ _-]precision|gradient[_ ]checkpointing|8-?bit|4-?bit|quantiz\w*|offload\w*)\b")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -2066,12 +2069,14 @@ def read_signals(context: TriageContext) -> Signals:
     signals.host_only = signals.host_ram and (error is None or error.backend in ("host", "cpu"))
     stack = meaningful_frames(context)
     figures = bool(error and (error.requested_bytes or error.total_bytes or error.allocated_bytes or error.free_bytes))
-    if stack and stack[0].function == "__init__" and not figures and signals.phase == "unknown" and \
+    # ("init": a traceback pasted into Markdown loses the underscores of `__init__`; an `init`
+    # method, such as Flax's, builds the parameters too)
+    if stack and stack[0].function in ("__init__", "init") and not figures and signals.phase == "unknown" and \
             not re.search(r"data|loader|sampler|collat", f"{stack[0].filename} {stack[0].code or ''}", re.IGNORECASE):
         # The failure inside a constructor, no allocator figures and no phase: an object building its
         # model (a wrapper's engine, a module creating its weights) is placing weights.
         signals.constructing = True
-        signals.evidence["constructing"] = f"`__init__` in {stack[0].filename.replace(chr(92), '/').rsplit('/', 1)[-1]}"
+        signals.evidence["constructing"] = f"`{stack[0].function}` in {stack[0].filename.replace(chr(92), '/').rsplit('/', 1)[-1]}"
     if not signals.rank0_heavy:
         uneven = _search(_NOT_EVEN_ACROSS, note)
         if uneven:

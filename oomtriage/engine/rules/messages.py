@@ -92,8 +92,13 @@ def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
     if data.signals.switch_no_effect:
         said = data.signals.evidence["switch_no_effect"]
         offload = bool(re.search(r"offload", said, re.IGNORECASE))
-        yield Vote("framework_bug", 0.65 if offload else 0.55, f'A memory-saving switch had no effect ("{said}"): '
-                   "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")
+        if re.search(r"\buntil\b", said, re.IGNORECASE):
+            # the run fit until the switch was turned on: the user's own A/B test, like a version change
+            yield Vote("framework_bug", 0.7, f'A memory-saving switch is what broke a run that fit ("{said}"): it costs more '
+                       "than it saves on this code path (a library bug, or a combination it does not support).")
+        else:
+            yield Vote("framework_bug", 0.65 if offload else 0.55, f'A memory-saving switch had no effect ("{said}"): '
+                       "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")
         if offload:
             # Offload that works keeps the weights (or optimizer states) off the GPU whatever the input;
             # one that does not leaves them all there.
