@@ -4488,3 +4488,43 @@ def test_a_constructor_whose_underscores_markdown_ate_is_still_a_constructor():
     signals = _signals("it fails right away", text)
     assert signals.constructing and "init" in signals.evidence["constructing"]
     assert ids(text, "it fails right away")[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["for step in range(5000): out, hidden = lstm(batch, hidden) and the memory grows until it fails",
+                                  "in my loop I do state = cell(x_t, state) for every chunk of the stream; memory keeps increasing"])
+def test_a_recurrent_state_fed_back_into_its_own_call_keeps_the_graph(note):
+    assert _signals(note).state_carried
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+def test_a_layer_output_is_not_a_carried_state():
+    assert not _signals("x = self.conv(x) then x = self.pool(x); it runs out of memory at batch 64").state_carried
+
+
+@pytest.mark.parametrize("note", ["Is there a way to convert the model to half precision? I cannot run it with 8GB of VRAM.",
+                                  "how can I load it in fp16? it is impossible to run it on my 6 GB card"])
+def test_asking_for_half_precision_means_the_run_is_full_precision(note):
+    report = analyze_inputs([], text="Loading checkpoint...\n", note=note)
+    assert report.suspected
+    signals = _signals(note)
+    assert signals.full_precision_said and not signals.low_precision
+    assert report.causes[0].id == "full_precision"
+
+
+def test_a_run_already_in_half_precision_is_not_asked_for():
+    signals = _signals("I already run it in fp16 and it is impossible to run with 8GB")
+    assert signals.low_precision and not signals.full_precision_said
+
+
+def test_embeddings_said_to_be_stored_on_the_gpu_are_outputs_kept():
+    note = "fitting the detector on the whole dataset, the 50000 embeddings and labels extracted are all stored on the GPU and it runs out"
+    assert _signals(note).outputs_kept
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+def test_pythons_memory_error_is_host_memory():
+    note = "I get a MemoryError when saving the extracted features; the machine has 8GB of RAM"
+    report = analyze_inputs([], text="Extracting features...\n", note=note)
+    assert report.suspected and _signals(note).host_ram
+    assert report.causes[0].id == "dataloader_or_host"
+    assert not _signals("torch.OutOfMemoryError was raised by the model").host_ram

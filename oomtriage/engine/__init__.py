@@ -24,7 +24,10 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"out[- ]of[- ](?:\w+ )?memory|(?:runs?|ran) out of(?! (?:the )?(?:data|samples|batches|items|examples|files|steps|time|patience|disk|space|tokens|ideas|options)\b)|\bruns? out (?:first|too|early|quickly|soon)\b|"
     # "it takes more than 32G and runs out": run out of nothing named is out of memory
     r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
-    r"oom-?kill|memory (?:error|exception|issue|problem)|\boverload(?:s|ed|ing)? (?:the )?(?:gpu(?:'s)? )?(?:memory|vram)\b|"
+    r"oom-?kill|memory (?:error|exception|issue|problem)|\bMemoryError\b|"
+    # "it is impossible to run it with 8GB of VRAM", "can't load it on my 6 GB card"
+    r"\b(?:impossible|unable|not able) to (?:run|fit|train|load|use)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
+    r"\b(?:can't|cannot|can not|couldn't|could not) (?:run|fit|train|load)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|\boverload(?:s|ed|ing)? (?:the )?(?:gpu(?:'s)? )?(?:memory|vram)\b|"
     r"\boverload(?:s|ed|ing)? the memory of the gpu\b|"
     # "training filled the GPU memory", "it fills up all the VRAM"
     r"\bfill(?:s|ed|ing)? (?:up )?(?:all |the whole |the entire )?(?:of )?(?:the |my )?(?:\d+ ?[GM]i?B (?:of )?)?(?:gpu(?:'s)? |video )?(?:memory|vram)\b|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"

@@ -327,6 +327,8 @@ _NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
+             # Python's own exception when the process cannot get host memory (not OutOfMemoryError)
+             r"\bMemoryError\b|"
              # "the RAM usage is maxed and the notebook crashes"
              r"\b(?:system |host |cpu )?ram(?: usage| use)? (?:is |gets |got )?(?:maxed|maxes|maxing)(?: out)?\b|\bmax(?:es|ed)? out (?:the |my |all )?(?:system |host )?ram\b|"
              r"\bram (?:usage )?(?:goes|went|climbs|climbed|jumps|jumped) (?:up )?to (?:100|9\d) ?%|"
@@ -399,7 +401,7 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # passive: "the outputs of every validation step seem to be cached by the trainer"
                  r"\b(?:predictions|preds|outputs|logits|results|embeddings|features|activations)\b(?: of (?:every|each|all) (?:the )?[\w ]{1,30}?)?"
                  # ("the teacher's outputs were saved to disk" keeps nothing on the GPU)
-                 r"[^.;]{0,20}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b"
+                 r"[^.;]{0,40}?\b(?:are|is|get|gets|got|seem to be|seems to be|were|was|being|stay|stays) (?:all )?(?:cached|stored|kept|accumulated|collected|retained|appended|saved)\b"
                  r"(?! (?:\w+ )?(?:to|on|in|into) (?:the |a |my )?(?:disk|disc|files?|ssd|hdd|drive|storage|npy|csv|json)\b)|"
                  r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
@@ -724,7 +726,9 @@ _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.
                   # Any tensor one iteration produced that the next starts from ("each step starts from a
                   # clone of the previous step's output", "the prediction of the last frame is the next input").
                   r"\b(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)(?:'s|s')? (?:\w+ )?(?:outputs?|results?|predictions?|tensors?|estimates?|latents?)\b|"
-                  r"\b(?:outputs?|results?|predictions?|estimates?|latents?) (?:tensors? )?(?:of|from) (?:the |each )?(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)\b")
+                  r"\b(?:outputs?|results?|predictions?|estimates?|latents?) (?:tensors? )?(?:of|from) (?:the |each )?(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)\b|"
+                  # in code: a recurrent state fed back into the call that returned it, "out, hidden = rnn(x, hidden)"
+                  r"\b((?:hidden|hx|h0|state|states|cell|carry|mems?|memory|past)\w*)\s*(?:,\s*\w+\s*)*=\s*[\w.]+\((?:[^()]{0,80}?[,(\s])?\1\s*[,)]")
 # The same work fits with the original implementation and fails with a variant of it (a fork, an
 # optimized or "fast" version, a wrapper): the variant adds the memory.
 _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
@@ -1044,6 +1048,10 @@ _SMALL_STATE_OPTIMIZER = r"8-?bit (?:adam\w*|optimi[sz]er)|adam\w*_8bit|adam\w*8
 # What a user types when the model runs in 32-bit floats (A1111's --no-half/--precision full included).
 _FULL_PRECISION = (r"\bfp32\b|\bfloat32\b|\bfloat ?32\b|torch\.float\b|full[-_ ]precision|single[- ]precision|--no-half\b|"
                    r"--precision[= ]full|\bno-half\b|32[- ]bit (?:floats?|weights|precision)|\bin fp ?32\b")
+# Asking how to run in half precision: the run is in full precision now ("is there a way to
+# convert it to half precision?", "how can I load the model in fp16").
+_HALF_WANTED = (r"\b(?:is there a way|is it possible|how (?:do|can|could) (?:i|we|you)|can (?:i|we|you)|could (?:i|we|you)|any way|want to|would like to|need to)\b"
+                r"[^.;?]{0,40}?\b(?:convert|cast|switch|change|run|load|use|put)\w*\b[^.;?]{0,30}?\b(?:to|in|into|as|with) (?:half(?:[- ]precision)?|fp16|float16|bf16|bfloat16)\b")
 _LOW_PRECISION = (r"\bfp16\b|\bbf16\b|bfloat16|float16|half precision|(?<!no-)(?<!no )\bhalf\b(?! (?:of|the|an?|as|way|an hour|a day)\b)(?!-(?:way|full|empty))|\bint8\b|\bint4\b|\b[48]-?bit\b|quantiz\w*|\bamp\b|"
                   r"mixed[_ ]precision|mixed_float16|torch_dtype|\bq[2-8](?:_\w+)?\b|\bfp8\b|\bgguf\b|\bawq\b|\bgptq\b")
 _ADAM = r"\badam\w*"
@@ -2145,6 +2153,13 @@ def read_signals(context: TriageContext) -> Signals:
         if compared:
             signals.upgrade_regression = True
             signals.evidence["upgrade_regression"] = compared
+    wanted = _search(_HALF_WANTED, note)
+    if wanted and not signals.full_precision_said:
+        signals.full_precision_said = True
+        signals.evidence["full_precision_said"] = wanted.group(0)
+    if wanted:
+        signals.low_precision = False  # the half precision named is the one asked for, not the one in use
+        signals.evidence.pop("low_precision", None)
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
