@@ -4528,3 +4528,26 @@ def test_pythons_memory_error_is_host_memory():
     assert report.suspected and _signals(note).host_ram
     assert report.causes[0].id == "dataloader_or_host"
     assert not _signals("torch.OutOfMemoryError was raised by the model").host_ram
+
+
+@pytest.mark.parametrize("text, note", [
+    ("RuntimeError: CUDA out of memory.", "fine-tuning on my 3 GB laptop GPU fails even with batch size 1"),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor",
+     "my card only has 2GB of VRAM and the training always ends with tensorflow running out of memory"),
+    ("RuntimeError: CUDA out of memory.", "what is the minimum GPU memory required for training? it runs out of memory on my RTX 3060"),
+])
+def test_training_with_no_smaller_batch_left_is_the_models_states(text, note):
+    assert ids(text, note)[0] == "model_too_large"
+
+
+def test_a_small_card_with_a_batch_still_to_cut_is_not_the_models_states():
+    note = "training on a 2 GB card with batch_size 24 fails; what is the minimum GPU memory required?"
+    assert "no smaller batch" not in evidence_of("RuntimeError: CUDA out of memory.", note, "batch_too_large")
+    assert "come before any batch" not in " ".join(" ".join(c.evidence) for c in ranked("RuntimeError: CUDA out of memory.", note))
+    shape = "Resource exhausted: OOM when allocating tensor with shape[16,64,150,150]"
+    assert "come before any batch" not in " ".join(" ".join(c.evidence) for c in ranked(shape, "training on my 2GB card fails"))
+
+
+def test_someone_else_who_tried_is_no_process_on_the_card():
+    assert not _signals("someone else tried training on two 12 GB cards and also ran out").other_process_hint
+    assert _signals("someone else's job holds 10 GB of this GPU").other_process_hint

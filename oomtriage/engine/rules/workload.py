@@ -165,6 +165,40 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def training_with_no_smaller_batch_left(data: RuleInput) -> Iterator[Vote]:
+    """Training on a card of a few GB, or on a card short of what the project asks for, with no batch
+    above one left to cut: with no parameter count to weigh, the model's own states (weights,
+    gradients, the optimizer's moments) are what no batch setting can shrink."""
+    signals, capacity = data.signals, data.numbers.capacity
+    if signals.phase not in ("training", "unknown") or signals.param_count or signals.growth or signals.long_input or signals.host_only:
+        return
+    if signals.other_process_hint or signals.lora or signals.frozen:
+        return
+    at_one = bool(signals.batch_no_help and signals.batch_size == 1)
+    if (signals.batch_size or 1) > 1 and not signals.batch_no_help:
+        return  # a batch above one is stated: a smaller batch is still left to try (rule stated_batch)
+    shape = data.context.error.tensor_shape if data.context.error else None
+    if shape and len(shape) >= 3 and shape[0] > 1 and not signals.batch_no_help:
+        return  # the failing activation leads with a batch above one ("shape[24,128,75,75]"): one is left
+    small_card = bool(capacity and capacity <= 4.3 * 2**30 and signals.phase == "training")
+    asked = signals.memory_requirement_asked
+    if not (small_card or asked):
+        # a batch of one that fails alone says as much about one sample's size (a high-resolution
+        # image, a long recording): rule stated_batch
+        return
+    if small_card:
+        why = f"the card has {format_size(int(capacity))} in all" + (" and it fails at a batch of one" if at_one else "")
+    else:
+        why = f'the note asks what memory the code needs ("{signals.evidence["memory_requirement_asked"]}")'
+    # each independent reason adds; a card of 2.5 GB or less holds few current models' states at all
+    weight = 0.35 + 0.1 * (at_one + small_card + asked) + (0.1 if small_card and capacity <= 2.5 * 2**30 else 0.0)
+    yield Vote("model_too_large", weight,
+               f"Training, and {why}: the weights, their gradients and the optimizer's moments come before any batch; "
+               "use a smaller variant, half precision, an 8-bit optimizer, gradient checkpointing, or a larger card.")
+    yield Vote("optimizer_state", 0.2, "Adam's two moments are half of those states.")
+
+
+@rule
 def a_larger_card_fits(data: RuleInput) -> Iterator[Vote]:
     """Inference that fits a card with more memory, at one request and with nothing said to grow:
     its steady need, mostly the weights, is more than this card has."""
