@@ -4551,3 +4551,13 @@ def test_a_small_card_with_a_batch_still_to_cut_is_not_the_models_states():
 def test_someone_else_who_tried_is_no_process_on_the_card():
     assert not _signals("someone else tried training on two 12 GB cards and also ran out").other_process_hint
     assert _signals("someone else's job holds 10 GB of this GPU").other_process_hint
+
+
+@pytest.mark.parametrize("note", ["the memory usage (RAM, not GPU memory) kept increasing until the system killed the job",
+                                  "usage (host RAM) grows every epoch", "after two days the OS killed the training"])
+def test_host_memory_said_in_a_parenthesis_or_by_the_system_that_killed(note):
+    assert _signals(note).host_ram
+
+
+def test_a_gpu_memory_parenthesis_is_not_host_memory():
+    assert not _signals("the memory usage (GPU 0, not GPU 1) kept increasing").host_ram

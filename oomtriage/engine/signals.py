@@ -349,7 +349,9 @@ _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:needs?|requires?|uses?|using|consum\w+|takes?|eats?) (?:up )?(?:a lot of|lots of|so much|too much|huge amounts of|more and more|most of|all) "
              r"(?:the |my |its )?(?:system|host|cpu|main) (?:memory|ram)\b|"
              # the kernel's OOM killer is what kills a process "by the system"
-             r"\bkilled by (?:the )?(?:system|os|operating system|kernel|linux)\b|\b(?:the )?(?:os|operating system|kernel|linux|oom killer) kills\b|"
+             r"\bkilled by (?:the )?(?:system|os|operating system|kernel|linux)\b|\b(?:the )?(?:system|os|operating system|kernel|linux|oom killer) kill(?:s|ed)\b|"
+             # "the memory usage (RAM, not GPU memory) kept increasing"
+             r"\b(?:memory|usage)\b[^.;(]{0,10}\((?:system |host |cpu |main )?ram\b[^)]{0,30}\)[^.;]{0,20}?\b(?:increas\w*|grow\w*|grew|climb\w*|ris\w*|rose|fill\w*|spik\w*)|"
              # a process's resident set is host memory
              r"\b(?:resident (?:set|memory)|rss)\b[^.;]{0,30}\b(?:grows?|climbs?|increas\w*|rises?|reach\w*|\d)|"
              r"\b(?:near|at|hit\w*|reach\w*|over|above|exceed\w*|past) (?:the |my |its )?(?:machine'?s? |node'?s? )?(?:system|host|cpu|main) (?:memory|ram) (?:limit|capacity|ceiling)|machine (?:freezes|hangs|becomes unresponsive)|(?:gpu|vram) (?:memory )?(?:is|looks|stays) (?:fine|ok|low)")
