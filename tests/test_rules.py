@@ -4561,3 +4561,33 @@ def test_host_memory_said_in_a_parenthesis_or_by_the_system_that_killed(note):
 
 def test_a_gpu_memory_parenthesis_is_not_host_memory():
     assert not _signals("the memory usage (GPU 0, not GPU 1) kept increasing").host_ram
+
+
+@pytest.mark.parametrize("name, gigabytes", [("a 4GB GTX 1650", 4), ("my GTX 750 Ti", 2), ("an RTX 2060", 6),
+                                             ("RTX 2060 SUPER", 8), ("GTX 970", 4), ("GTX 1050 Ti", 4), ("RTX 4050 laptop", 6)])
+def test_consumer_cards_people_name_have_their_memory(name, gigabytes):
+    from oomtriage.gpus import capacity_of_gpu, find_gpu_name
+    assert capacity_of_gpu(find_gpu_name(name, bare=True)) == gigabytes * 10**9
+
+
+@pytest.mark.parametrize("note", ["after the model is unloaded its worker processes continue to use the GPU memory and the next load fails",
+                                  "the old pods continued holding GPU memory, so the new deployment ran out"])
+def test_processes_that_continue_to_use_memory_are_another_process(note):
+    assert _signals(note).other_process_hint
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["with the new release it no longer fits my 12 GB card",
+                                  "my 10GB card cannot run it at all",
+                                  "on the second pass the buffer cannot be allocated"])
+def test_a_run_that_does_not_fit_the_card_is_an_oom_said(note):
+    assert analyze_inputs([], text="step 10 done\n", note=note).suspected
+
+
+def test_a_model_that_does_not_fit_the_data_is_no_oom():
+    assert not analyze_inputs([], text="step 10 done\n", note="the model does not fit the data well, the loss stays flat").suspected
+
+
+def test_anymore_about_a_later_step_is_no_regression():
+    assert not _signals("step 1 is fine; on step 2 the same buffer cannot be allocated anymore").upgrade_regression
+    assert _signals("since last week the same job cannot start anymore").upgrade_regression

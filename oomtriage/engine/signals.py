@@ -235,8 +235,8 @@ _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two
                   r"(?:previous|earlier|old|last|crashed|dead) (?:\w+ )?(?:run|process|job|kernel|session)s? (?:is |are |was |were )?still|"
                   r"still (?:holds?|holding|occup\w+|using) (?:the |some |all )?(?:gpu |vram |video )?memory|"
                   # "its child processes keep holding GPU memory after the deployment is removed"
-                  r"\b(?:process(?:es)?|children|jobs?|containers?|pods?|instances?)\b[^.;]{0,40}?\b(?:keeps?|kept|continues? to|continued to|still|remains?) "
-                  r"(?:hold\w*|occup\w*|retain\w*|using|to use) (?:on to |onto )?(?:the |some |all |significant |a lot of |most of the )?(?:gpu |vram |video |device |cuda )?memory|"
+                  r"\b(?:process(?:es)?|children|jobs?|containers?|pods?|instances?)\b[^.;]{0,40}?\b(?:(?:keeps?|kept|still|remains?) (?:hold\w*|occup\w*|retain\w*|using)|"
+                  r"(?:continues?|continued) (?:to (?:hold|occupy|retain|use|take)|holding|occupying|retaining|using)) (?:on to |onto )?(?:the |some |all |significant |a lot of |most of the )?(?:gpu |vram |video |device |cuda )?memory|"
                   # Other models served from the same card (an inference server hosting several).
                   r"(?:\d+|several|many|other|more) (?:other )?models? (?:are |were )?(?:\w+ ){0,3}(?:on|in) the same (?:gpu|card|server|device|machine|process)|"
                   # "the server already hosts 7 models", "the GPU serves three other models"
@@ -2149,6 +2149,12 @@ def read_signals(context: TriageContext) -> Signals:
             and _search(r"\b(?:wider|larger|bigger|longer|more|higher|greater|deeper) than\b|\babove\b|\bbeyond\b|\bpast\b",
                         _clause_around(note, signals.evidence["upgrade_regression"])):
         # "embeddings wider than 100 dims no longer fit": a threshold of the workload, not a build that broke
+        signals.upgrade_regression = False
+        signals.evidence.pop("upgrade_regression", None)
+    if signals.upgrade_regression and re.search(r"\banymore\b", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
+            and _search(r"\b(?:step|iteration|epoch|batch|round|pass|call)s? ?\d|\b(?:second|next|following|later) (?:step|iteration|epoch|batch|round|pass|call)\b",
+                        _clause_around(note, signals.evidence["upgrade_regression"])):
+        # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
     if not signals.upgrade_regression:

@@ -403,7 +403,9 @@ def loading(data: RuleInput) -> Iterator[Vote]:
                        "(a state dict on the GPU beside the model, no map_location / low_cpu_mem_usage).")
             yield Vote("model_too_large", -0.4, f"{format_size(int(weights))} of weights fit this device.")
         else:
-            yield Vote("model_too_large", 0.65, f"It failed while the model's weights were loaded ({signals.phase_source}).")
+            # (with the card said to be held by other processes, the weights alone may well fit)
+            yield Vote("model_too_large", 0.4 if signals.other_process_hint else 0.65,
+                       f"It failed while the model's weights were loaded ({signals.phase_source}).")
             yield Vote("checkpoint_loading", 0.4, "Loaders can hold a second copy of the weights while loading "
                        "(no low_cpu_mem_usage / device_map).")
         if n.allocated and n.capacity and n.allocated > 0.85 * n.capacity:
