@@ -4591,3 +4591,22 @@ def test_a_model_that_does_not_fit_the_data_is_no_oom():
 def test_anymore_about_a_later_step_is_no_regression():
     assert not _signals("step 1 is fine; on step 2 the same buffer cannot be allocated anymore").upgrade_regression
     assert _signals("since last week the same job cannot start anymore").upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["generating works; then I switch to the openpose preprocessor and model, click generate and it errors",
+                                  "the old checkpoint does not get unloaded from VRAM when I switch models in the UI, so the second one fails"])
+def test_switching_models_in_a_running_app_keeps_the_old_one(note):
+    assert _signals(note).model_replaced
+    assert "reference_leak" in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize("note", ["python train.py --imgsz 1920 --batch 8: training does not even start",
+                                  "with image_size: 1536 the detector fine-tune fails; is it memory limitations?"])
+def test_a_detector_image_size_well_above_its_default_is_a_large_input(note):
+    report = analyze_inputs([], text="Starting training for 300 epochs...\n", note=note)
+    assert report.suspected and _signals(note).long_input
+    assert report.causes[0].id == "input_size_too_large"
+
+
+def test_a_default_detector_image_size_is_no_large_input():
+    assert not _signals("python train.py --imgsz 640 --batch 64 fails").long_input

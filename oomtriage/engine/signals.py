@@ -587,7 +587,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
-               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*(?:\s?[=:]\s?| (?:to|of|at) )(?:[4-9]\d{3}|\d{5,})\b|"
+               # (1280 and up: twice the 640 most detectors train at is four times their activations)
+               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:1[2-9]\d\d|[2-9]\d{3}|\d{5,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
@@ -855,7 +856,12 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
                    rf"\bload(?:ing)? (?:it |the model )?(?:a|the) second time\b|"
                    # an app switching what it serves: "changing the model from sd1.5 to sd2"
                    rf"\b(?:chang|switch|swap)\w* (?:the |my |our )?(?:\w+ )?{_MODEL_WORD} from [\w./-]+ to [\w./-]+|"
-                   r"\b(?:use|using|select\w*|pick\w*|load\w*) (?:a |one )?(?:different|another) (?:model|checkpoint|control\w*|lora)\b[^.;]{0,40}?\b(?:then|and then)\b")
+                   r"\b(?:use|using|select\w*|pick\w*|load\w*) (?:a |one )?(?:different|another) (?:model|checkpoint|control\w*|lora)\b[^.;]{0,40}?\b(?:then|and then)\b|"
+                   # "switch to the canny preprocessor and model, click generate and it errors"; "the previous model
+                   # doesn't get taken out of memory when switching"
+                   r"\b(?:switch\w*|swap\w*) (?:back )?to (?:the |a |another |a different )?(?:[\w-]+ ){0,2}(?:model|checkpoint|preprocessor|controlnet|lora|pipeline)s?\b|"
+                   r"\b(?:doesn't|does not|don't|do not|aren't|are not|isn't|is not|never) (?:get |gets )?(?:taken out of|removed from|unloaded from|freed from|released from|evicted from) "
+                   r"(?:the )?(?:(?:gpu |vram |video )?memory|v?ram|gpu) when (?:you |i |we )?(?:switch|swap|change|load)\w*")
 # The program freed what it held and the memory did not come back.
 _FREED_BY_THE_PROGRAM = r"\bdel\b|\bdelet\w*|gc\.collect|\bunload\w*|\bfree(?:d|s|ing)? (?:the |it|them|my )"
 _MEMORY_STAYED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
