@@ -4610,3 +4610,15 @@ def test_a_detector_image_size_well_above_its_default_is_a_large_input(note):
 
 def test_a_default_detector_image_size_is_no_large_input():
     assert not _signals("python train.py --imgsz 640 --batch 64 fails").long_input
+
+
+@pytest.mark.parametrize("note", ["FSDP training runs a whole epoch, then OOMs; with model checkpointing disabled it goes away",
+                                  "under FSDP the ModelCheckpoint callback seems to collate all the parameters onto rank 0 and it runs out of memory"])
+def test_a_trainers_checkpoint_callback_under_sharding_is_saving(note):
+    assert _signals(note).saving
+    assert ids("torch.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_gradient_checkpointing_is_no_saving():
+    assert not _signals("with FSDP and gradient checkpointing enabled the first step OOMs").saving
+    assert not _signals("disabling gradient checkpointing makes it worse").saving

@@ -562,7 +562,10 @@ _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
            r"\b(?:saving|save|checkpointing) (?:step|stage|phase)\b|\b(?:when|while|during|at) (?:the )?(?:saving|save)\b|"
            r"\bwrit(?:e|es|ing) (?:the |a |out the )?(?:\w+ )?checkpoints?\b|\bcheckpoints? (?:gets |is |was )?(?:written|saved)\b|"
-           r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)")
+           r"(?:full_)?state_dict\(\)|consolidat\w*|gather(?:ing|ed)? (?:the )?(?:full )?(?:state|weights|parameters)|"
+           # a trainer's checkpoint callback ("model checkpointing", not gradient checkpointing)
+           r"\b(?:model|weights?) checkpointing\b|\bModelCheckpoint\b|\b(?:disabl|turn\w* off|remov)\w* (?:the )?(?:model )?checkpointing\b|"
+           r"\bcollat\w* (?:all )?(?:of )?(?:the )?(?:parameters|weights|state)\b[^.;]{0,20}?\bon(?:to)? (?:the )?(?:rank ?0|first|one)\b")
 _FSDP_STATE_DICT_GATHER = r"Failed to clone\(\) tensor with name [\w.]+|fsdp/_state_dict_utils\.py|_full_pre_state_dict_hook|_common_unshard_pre_state_dict_hook"
 _NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
@@ -2175,6 +2178,14 @@ def read_signals(context: TriageContext) -> Signals:
         if compared:
             signals.upgrade_regression = True
             signals.evidence["upgrade_regression"] = compared
+    if not signals.saving:
+        # "with model checkpointing disabled it goes away": what went well without saving says saving failed
+        without = _search(r"\b(?:(?:with|after) (?:the )?(?:model |weights? )?checkpointing (?:disabled|off|turned off|removed)|"
+                          r"(?:disabling|turning off|removing|without) (?:the )?(?:model |weights? )?checkpointing)\b[^.;]{0,40}?"
+                          rf"\b(?:goes away|went away|disappears?|disappeared|works?|worked|is fine|runs? fine|ran fine|fixe[sd]|no (?:more )?(?:oom|error))", note)
+        if without and not re.search(r"gradient|activation", without.group(0), re.IGNORECASE):
+            signals.saving = True
+            signals.evidence["saving"] = without.group(0)
     wanted = _search(_HALF_WANTED, note)
     if wanted and not signals.full_precision_said:
         signals.full_precision_said = True
