@@ -4622,3 +4622,10 @@ def test_a_trainers_checkpoint_callback_under_sharding_is_saving(note):
 def test_gradient_checkpointing_is_no_saving():
     assert not _signals("with FSDP and gradient checkpointing enabled the first step OOMs").saving
     assert not _signals("disabling gradient checkpointing makes it worse").saving
+
+
+@pytest.mark.parametrize("note", ["with big datasets the images accumulate on the GPU until it runs out",
+                                  "the predictions pile up in GPU memory during the test loop and it fails"])
+def test_data_said_to_accumulate_on_the_gpu_is_outputs_kept(note):
+    assert _signals(note).outputs_kept
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
