@@ -4629,3 +4629,14 @@ def test_gradient_checkpointing_is_no_saving():
 def test_data_said_to_accumulate_on_the_gpu_is_outputs_kept(note):
     assert _signals(note).outputs_kept
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["with hidden dimension 1024 it runs out of memory; with smaller dimensions it trains",
+                                  "d_model 2048 OOMs, smaller ones work fine", "reducing the embedding size to 64 fixed it"])
+def test_a_narrower_model_that_fits_is_the_model(note):
+    assert _signals(note).smaller_width_fits
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+def test_a_smaller_batch_beside_a_width_is_no_narrower_model():
+    assert not _signals("with hidden_size 4096 it fails while a smaller batch works").smaller_width_fits

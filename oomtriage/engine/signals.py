@@ -796,6 +796,12 @@ _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:wi
 _MEMORY_REQUIREMENT_ASKED = (r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
                              r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to)\b|"
                              r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b")
+# The same model fits at a smaller width ("with hidden dimension 1024 it runs out; with smaller
+# dimensions it runs"): its weights, their states and every activation grow with the width.
+_WIDTH = r"(?:hidden|embedding|embed|model|latent|feature)[ _-]?(?:dim(?:ension)?s?|size|width|channels)|d_model|n_embd|hidden_channels"
+_SMALLER_WIDTH_FITS = (rf"\b(?:{_WIDTH})\b[^.;]{{0,20}}?\d+[^.;]{{0,60}}?(?:\.\s+|;\s*|,\s*|\b(?:but|while|whereas)\b)[^.;]{{0,20}}?\b(?:smaller|lower|less|reduced) (?:hidden |embedding |model )?(?:dim\w*|widths?|sizes?|ones?|values?)\b[^.;]{{0,30}}?"
+                       r"\b(?:runs?|ran|works?|worked|fits?|fine|trains?|trained|goes through|without (?:an? )?(?:error|oom))\b|"
+                       rf"\b(?:smaller|lower|reduc\w*|decreas\w*) (?:the )?(?:{_WIDTH})\b[^.;]{{0,30}}?\b(?:runs?|ran|works?|worked|fits?|fixe[sd]|solve[sd]|helps?|helped)\b")
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
                       r"\b(?:gpus?|cards?)\b[^.;]{0,20}\b(?:(?:are|were|is|was|got|get) )?(?:maxed out|filled|full)\b[^.;]{0,40}\bby the (?:weights|model|parameters)\b|"
                       r"\b(?:pack\w*|fill\w*|load\w*|stuff\w*)\b[^.;]{0,20}\b(?:gpus?|cards?)\b[^.;]{0,10}\bwith (?:the )?(?:weights|parameters|layers)\b[^.;]{0,30}\b(?:capacity|full|limit|brim)\b")
@@ -1156,6 +1162,7 @@ class Signals:
     weights_fill_gpus: bool = False
     larger_card_fits: bool = False
     memory_requirement_asked: bool = False
+    smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
     classes_matter: int | None = None  # a class count the note ties the failure to ("fine with 1k classes, OOM with 50k")
@@ -1999,7 +2006,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
@@ -2189,6 +2196,10 @@ def read_signals(context: TriageContext) -> Signals:
         if without and not re.search(r"gradient|activation", without.group(0), re.IGNORECASE):
             signals.saving = True
             signals.evidence["saving"] = without.group(0)
+    if signals.smaller_width_fits and signals.smaller_input_fits and _search(_WIDTH, signals.evidence.get("smaller_input_fits", "")):
+        # "reducing the embedding size fixed it" is the model's width, not an input's size
+        signals.smaller_input_fits = False
+        signals.evidence.pop("smaller_input_fits", None)
     wanted = _search(_HALF_WANTED, note)
     if wanted and not signals.full_precision_said:
         signals.full_precision_said = True

@@ -919,6 +919,19 @@ def a_smaller_input_fits(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_smaller_width_fits(data: RuleInput) -> Iterator[Vote]:
+    """The same model fits at a smaller width (hidden or embedding dimension): what does not fit is
+    the model itself, whose weights (and an embedding table per item) grow with that width."""
+    signals = data.signals
+    if not signals.smaller_width_fits:
+        return
+    yield Vote("model_too_large", 0.55, f'A narrower model fits ("{signals.evidence["smaller_width_fits"]}"): the weights and their '
+               "training states (an embedding row per item, matrices in the square of the width) are what the card lacks; keep "
+               "the width and shard, offload or keep large tables on the CPU.")
+    yield Vote("batch_too_large", -0.2, "The batch was the same at both widths.")
+
+
+@rule
 def whole_dataset_on_the_device(data: RuleInput) -> Iterator[Vote]:
     """Gradient-boosted trees (XGBoost's gpu_hist, LightGBM, CatBoost) and GPU dataframes keep the
     whole training matrix on the device with its quantile sketches and per-node histograms, which
