@@ -4640,3 +4640,15 @@ def test_a_narrower_model_that_fits_is_the_model(note):
 
 def test_a_smaller_batch_beside_a_width_is_no_narrower_model():
     assert not _signals("with hidden_size 4096 it fails while a smaller batch works").smaller_width_fits
+
+
+def test_two_widths_compared_with_the_smaller_one_fitting_is_the_model():
+    note = "hidden_size 4096 runs out of memory on my card; with hidden_size 2048 the same script trains fine"
+    assert _signals(note).smaller_width_fits
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "model_too_large"
+    assert not _signals("hidden_size 1024 runs out of memory; with hidden_size 2048 it trains fine").smaller_width_fits
+
+
+def test_a_patch_or_crop_size_in_the_thousands_is_a_large_input():
+    assert _signals("training with patch_size 2048 fails").long_input
+    assert not _signals("training with patch_size 256 fails").long_input

@@ -594,7 +594,7 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
                # (1280 and up: twice the 640 most detectors train at is four times their activations)
-               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:1[2-9]\d\d|[2-9]\d{3}|\d{5,})\b|"
+               r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution|patch_?size|crop_?size|tile_?size)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:1[2-9]\d\d|[2-9]\d{3}|\d{5,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
@@ -2196,6 +2196,15 @@ def read_signals(context: TriageContext) -> Signals:
         if without and not re.search(r"gradient|activation", without.group(0), re.IGNORECASE):
             signals.saving = True
             signals.evidence["saving"] = without.group(0)
+    if not signals.smaller_width_fits:
+        # "n_embd 2048 runs out of memory; at n_embd 1024 the same config trains fine": two widths compared
+        for pair in re.finditer(rf"\b({_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,60}}?(?:\.\s|;|,|\bbut\b|\bwhile\b)[^.;]{{0,20}}?"
+                                rf"\b(?:{_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,40}}?\b(?:works?|worked|runs?|ran|fits?|fine|trains?|trained)\b",
+                                note, re.IGNORECASE):
+            if int(pair.group(3)) < int(pair.group(2)):
+                signals.smaller_width_fits = True
+                signals.evidence["smaller_width_fits"] = pair.group(0)[:120]
+                break
     if signals.smaller_width_fits and signals.smaller_input_fits and _search(_WIDTH, signals.evidence.get("smaller_input_fits", "")):
         # "reducing the embedding size fixed it" is the model's width, not an input's size
         signals.smaller_input_fits = False
