@@ -29,6 +29,9 @@ def parse_cublas(match: re.Match[str], window: Window) -> Fields:
     "cudnn_alloc_failed",
     r"CUDNN_STATUS_ALLOC_FAILED|Could not create cudnn handle|Failed to get convolution algorithm\. "
     r"This is probably because cuDNN failed to initialize|cuDNN error: CUDNN_STATUS_NOT_SUPPORTED|"
+    # cudnnCreate failing as the first convolution runs: like cuBLAS's NOT_INITIALIZED, almost always
+    # the handle's allocation on a full card
+    r"CUDNN_STATUS_NOT_INITIALIZED|"
     # XLA autotunes every convolution algorithm inside the memory left to it: "none fits" is a workspace OOM.
     r"Failed to determine best cudnn convolution algorithm|All algorithms tried for %cudnn|No algorithm worked!",
 )

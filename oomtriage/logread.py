@@ -44,6 +44,7 @@ TRIGGER_PHRASES = [
     rb"could not create cudnn handle",
     rb"failed to create cublas handle",
     rb"cublas_status_not_initialized",
+    rb"cudnn_status_not_initialized",
     rb"defaultcpuallocator",
     rb"bad_alloc",
     rb"\bmemoryerror\b",

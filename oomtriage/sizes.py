@@ -17,12 +17,14 @@ _UNIT_POWER = {
     "g": 3, "gb": 3, "gib": 3,
     "t": 4, "tb": 4, "tib": 4,
     "p": 5, "pb": 5, "pib": 5,
+    "eb": 6, "eib": 6,
 }
 
 # One number and one unit; the unit must not run into a following word ("MiBs" is not a size).
 # Anchored after a non-digit and bounded in length: a pattern that may start anywhere inside a
 # 16,000-digit run would backtrack quadratically. No real size has more than 20 digits.
-SIZE_PATTERN = r"(?<![\d.])\d{1,20}(?:\.\d{1,12})?\s?(?:bytes|byte|[KMGTP]i?B|[KMGTP]|B)(?![A-Za-z])"
+# (EiB only spelled out: a garbage request of 16 EiB is a shape computed wrong, worth reading)
+SIZE_PATTERN = r"(?<![\d.])\d{1,20}(?:\.\d{1,12})?\s?(?:bytes|byte|[KMGTPE]i?B|[KMGTP]|B)(?![A-Za-z])"
 MAX_SIZE = 2**70  # beyond any device: a parsed size above this is garbage
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$")
 

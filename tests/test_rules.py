@@ -4652,3 +4652,28 @@ def test_two_widths_compared_with_the_smaller_one_fitting_is_the_model():
 def test_a_patch_or_crop_size_in_the_thousands_is_a_large_input():
     assert _signals("training with patch_size 2048 fails").long_input
     assert not _signals("training with patch_size 256 fails").long_input
+
+
+def test_cudnns_handle_failing_to_initialise_is_a_masked_oom():
+    text = "  File \"train.py\", line 9, in step\n    out = self.conv1(x)\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"
+    report = analyze_inputs([], text=text)
+    assert report.detected and report.error.library == "cudnn"
+    assert report.causes[0].id == "cudnn_or_workspace"
+
+
+def test_a_first_iteration_far_above_the_next_is_the_start_peak():
+    note = "max_memory_allocated reads 11.2 GB in the first iteration and 6.1 GB in the second, and it OOMs at the start"
+    assert _signals(note).start_peak_then_lower
+    assert not _signals("4.0 GB in the first iteration and 6.1 GB in the second, growing until it OOMs").start_peak_then_lower
+
+
+def test_a_request_of_exabytes_is_a_shape_computed_wrong():
+    from oomtriage.sizes import parse_size
+    assert parse_size("16.00 EiB") == 16 * 2**60
+    message = "RuntimeError: CUDA out of memory. Tried to allocate 16.00 EiB (GPU 0; 10.76 GiB total capacity; 2.12 GiB already allocated)"
+    assert ids(message)[0] == "framework_bug"
+    assert ids("step 3\n", "the forward pass dies trying to allocate 16 EiB on my card")[0] == "framework_bug"
+
+
+def test_another_setup_that_is_healthy_is_no_other_process():
+    assert not _signals("it OOMs here; another container with CUDA 9.0 and PyTorch 0.4.1 is healthy").other_process_hint

@@ -225,6 +225,8 @@ _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two
                   # ("the second training step" is a step of this run)
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b"
                   r"(?! (?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?)\b)"
+                  # "another container with CUDA 9.0 and PyTorch 0.4.1 is healthy": a setup compared, not a process
+                  r"(?! (?:with|on|using|running)\b(?:[^.;]|\.(?=\d)){0,60}?\b(?:is|was|are|were) (?:healthy|fine|ok|okay|working)\b)"
                   # "another user reported the same": a person in the thread, not a process on the card
                   r"(?! (?:\w+ )?(?:reports?|reported|says|said|mentions?|mentioned|confirms?|confirmed|suggests?|suggested|wrote|commented)\b)|"
                   r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
@@ -1265,6 +1267,7 @@ class Signals:
     note_shapes: list[tuple[int, ...]] = field(default_factory=list)
     note_reserved: int | None = None  # "reserved is 20 GB", as the note states PyTorch's figures
     note_allocated: int | None = None
+    note_requested: int | None = None
     note_unallocated: int | None = None
     evidence: dict[str, str] = field(default_factory=dict)
 
@@ -1435,6 +1438,12 @@ def read_numbers(note: str, signals: Signals) -> None:
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
+    asked = _search(r"\b(?:tried|trying|tries|try|attempt\w*) to allocate (?:about |around )?(?<![\d.])(\d+(?:\.\d+)?\s?[KMGTPE]i?B)\b", note)
+    if asked:
+        try:
+            signals.note_requested = parse_size(asked.group(1))
+        except ValueError:
+            pass  # a size beyond any unit's range says nothing more
     idle = _search(rf"{_NOTE_SIZE} (?:\w+ )?(?:is |was |were )?reserved[- ]but[- ](?:not[- ]|un)allocated|"
                    rf"reserved[- ]but[- ]unallocated(?: memory)?(?: is| was|:|=| of)? ?{_NOTE_SIZE}", note)
     if idle:
@@ -1537,9 +1546,22 @@ _WORKAROUND = (r"\b(?:the )?(?:only )?way (?:around|round) (?:it|this|that)\b|\b
                r"\bthe only (?:fix|solution|remedy|thing that helps)\b")
 
 
+_SIZE_IN_ROUND = (r"(?<![\d.])(\d+(?:\.\d+)?) ?(GB|GiB|G|MiB|MB)\b[^.;,]{0,30}?\b(?:in|at|for|during|after|on) the "
+                  r"(first|second|third|next|following|later|last)(?: \w+)? (?:iterations?|steps?|batch(?:es)?|epochs?)\b")
+
+
 def _start_peak_then_lower(note: str) -> str | None:
     """The sentence that puts a high memory use at the start of the run and a lower one after it,
-    in whatever order the words come ("starts at 12 GB when training begins and comes down to 5")."""
+    in whatever order the words come ("starts at 12 GB when training begins and comes down to 5"),
+    or two sizes stated per round ("9.8 GB in the first iteration, 5.0 GB in the second")."""
+    later_round = (r"(?<![\d.])(\d+(?:\.\d+)?) ?(GB|GiB|G|MiB|MB)\b[^.;,]{0,30}?\b(?:in|at|for|during|after|on) the "
+                   r"(second|third|next|following|later|last|other)\b")
+    for match in re.finditer(rf"{_SIZE_IN_ROUND}[^;]{{0,40}}?{later_round}", note, re.IGNORECASE):
+        unit = {"gb": 1e9, "gib": 2**30, "g": 1e9, "mib": 2**20, "mb": 1e6}
+        first = float(match.group(1)) * unit[match.group(2).lower()]
+        later = float(match.group(4)) * unit[match.group(5).lower()]
+        if match.group(3).lower() == "first" and match.group(6).lower() != "first" and first > 1.3 * later:
+            return match.group(0)[:160]
     for sentence in _SENTENCE_END.split(note):
         start, lower = _search(_START_PEAK_THEN_LOWER, sentence), _search(_SETTLES_LOWER, sentence)
         if start and lower and lower.start() > start.start() and _search(_HIGH_OR_SIZE, sentence) \

@@ -269,6 +269,19 @@ def _feed_forward_site(context) -> bool:
 
 
 @rule
+def request_beyond_any_device(data: RuleInput) -> Iterator[Vote]:
+    """A request the note quotes (no message left to read it from) of terabytes or more: no device
+    holds that, so the size was computed wrong (an overflowed or uninitialised shape) by the library."""
+    signals = data.signals
+    if data.numbers.requested is not None or not signals.note_requested or signals.note_requested < 2 * 1024**4:
+        return
+    yield Vote("framework_bug", 0.75, f"The note quotes a request of {format_size(signals.note_requested)}: more than any "
+               "device holds, a shape computed wrong inside the framework or library.")
+    for cause in ("input_size_too_large", "batch_too_large"):
+        yield Vote(cause, -0.3, "No input or batch asks for that much at once.")
+
+
+@rule
 def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals
     if n.requested is None or signals.phase == "loading":
