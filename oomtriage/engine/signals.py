@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from oomtriage.gpus import capacity_of_gpu, find_gpu_name
 from oomtriage.models import Frame, Phase, TriageContext
-from oomtriage.sizes import parse_size
+from oomtriage.sizes import SIZE_PATTERN, parse_size
 
 # --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
@@ -218,9 +218,11 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
 # "This setup worked before; now it crashes": the same setup, failing now, with nothing the user changed.
 _WORKED_BEFORE_NOW = (r"\b(?:worked|ran|was fine|were fine|was working|used to run|fit|fitted|trained)\b(?: (?:fine|ok|okay|well|perfectly))? before\b"
                       r"(?! (?:i|we|adding|changing|increasing|switching|moving|upgrading|updating|the (?:change|update|upgrade)))[^.]{0,40}?\bnow\b")
+# What people in a thread do ("another user reported", "someone else tried"): a person, not a process.
+_PERSON_VERBS = (r"(?:tried|tries|attempted|reproduced|tested|reports?|reported|says|said|mentions?|mentioned|confirms?|confirmed|"
+                 r"suggests?|suggested|commented|asked|wrote)")
 _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two|several|someone else'?s?|other people'?s?) "
-                  # ("someone else tried training on two cards" is a person in the thread)
-                  r"(?!(?:different|tried|tries|attempted|reproduced|tested|reported|reports|says|said|suggested|mentioned|confirmed|commented|asked|wrote)\b)"
+                  rf"(?!(?:different|{_PERSON_VERBS})\b)"
                   r"(?:(?!(?:steps?|iterations?|epochs?|batch(?:es)?|pass(?:es)?|rounds?|stages?|phases?)\b)\w+ )?(?:process(?:es)?|jobs?|users?|programs?|runs?|"
                   # ("the second training step" is a step of this run)
                   r"copy|copies|instances?|scripts?|notebooks?|kernels?|sessions?|containers?|trainings?)\b"
@@ -228,7 +230,7 @@ _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two
                   # "another container with CUDA 9.0 and PyTorch 0.4.1 is healthy": a setup compared, not a process
                   r"(?! (?:with|on|using|running)\b(?:[^.;]|\.(?=\d)){0,60}?\b(?:is|was|are|were) (?:healthy|fine|ok|okay|working)\b)"
                   # "another user reported the same": a person in the thread, not a process on the card
-                  r"(?! (?:\w+ )?(?:reports?|reported|says|said|mentions?|mentioned|confirms?|confirmed|suggests?|suggested|wrote|commented)\b)|"
+                  rf"(?! (?:\w+ )?{_PERSON_VERBS}\b)|"
                   r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
                   r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
@@ -473,10 +475,11 @@ _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]
                      # a saver that costs more than going without: "with --load-8bit it takes way more VRAM than fp16"
                      r"(?:--?load[-_]?[48]-?bit|load_in_[48]bit|\b[48]-?bit\b|\bquantiz\w*|\boffload\w*|gradient[_ ]checkpointing|attention[_ ]slicing|\blow_cpu_mem_usage)"
                      r"[^.;]{0,80}?\b(?:takes?|taking|uses?|using|needs?|consumes?|took|used|needed|requires?) (?:way |much |even |a lot |far |significantly )?more "
-                     r"(?:vram|memory|gpu memory|video memory)\b[^.;]{0,30}?\bthan\b|"
-                     # the saver is what broke a run that fit: "everything is fine until I add use_amp: true"
-                     r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ ){0,3}?until (?:i|we) (?:add|enable|set|turn(?:ed)? on|switch(?:ed)? (?:on|to)|use|start(?:ed)? using|pass)\w* "
-                     r"(?:the |a )?`?(?:--?)?(?:use_amp|amp|autocast|mixed[ _-]precision|fp16|bf16|half[ _-]precision|gradient[_ ]checkpointing|8-?bit|4-?bit|quantiz\w*|offload\w*)\b")
+                     r"(?:vram|memory|gpu memory|video memory)\b[^.;]{0,30}?\bthan\b")
+# The saver is what broke a run that fit ("everything is fine until I add use_amp: true"): the
+# user's own A/B test of the switch.
+_SAVER_BROKE_FIT = (r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ ){0,3}?until (?:i|we) (?:add|enable|set|turn(?:ed)? on|switch(?:ed)? (?:on|to)|use|start(?:ed)? using|pass)\w* "
+                    r"(?:the |a )?`?(?:--?)?(?:use_amp|amp|autocast|mixed[ _-]precision|fp16|bf16|half[ _-]precision|gradient[_ ]checkpointing|8-?bit|4-?bit|quantiz\w*|offload\w*)\b")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -784,8 +787,6 @@ _DATASET_DECIDES = (r"\b(?:size|length) of (?:the |my |our )?(?:data ?set|traini
 _EXAMPLE_FITS_BATCH = (r"\b(?:example|tutorial|demo|sample script|reference script|quickstart)s?\b[^.;]{0,50}?"
                        r"\b(?:works?|worked|runs?|ran|fits?|fitted|trains?|trained|(?:was|am|is) able to (?:set|use|run|train))\b[^.;]{0,25}?"
                        r"\b(?:up to |with |at |until )?(?:a )?(?:batch(?:[ _-]?size)?|bs)\s?(?:of |=\s?|: ?|up to |to )?(?:up to )?(?P<batch>\d+)\b")
-# The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
-# nothing is left for activations.
 # The same run fits a card with more memory ("on a GPU with 32G it works", "runs fine on an 80 GB
 # A100"): what it needs at its steadiest exceeds this card, rather than growing without bound.
 _CARD = r"(?:gpus?|cards?|graphics cards?|a100s?|h100s?|v100s?|a6000s?|devices?)"
@@ -804,6 +805,8 @@ _WIDTH = r"(?:hidden|embedding|embed|model|latent|feature)[ _-]?(?:dim(?:ension)
 _SMALLER_WIDTH_FITS = (rf"\b(?:{_WIDTH})\b[^.;]{{0,20}}?\d+[^.;]{{0,60}}?(?:\.\s+|;\s*|,\s*|\b(?:but|while|whereas)\b)[^.;]{{0,20}}?\b(?:smaller|lower|less|reduced) (?:hidden |embedding |model )?(?:dim\w*|widths?|sizes?|ones?|values?)\b[^.;]{{0,30}}?"
                        r"\b(?:runs?|ran|works?|worked|fits?|fine|trains?|trained|goes through|without (?:an? )?(?:error|oom))\b|"
                        rf"\b(?:smaller|lower|reduc\w*|decreas\w*) (?:the )?(?:{_WIDTH})\b[^.;]{{0,30}}?\b(?:runs?|ran|works?|worked|fits?|fixe[sd]|solve[sd]|helps?|helped)\b")
+# The weights said to fill the GPUs ("the GPUs were maxed out to their capacity by the weights"):
+# nothing is left for activations.
 _WEIGHTS_FILL_GPUS = (r"\b(?:weights|parameters)\b[^.;]{0,40}\b(?:fill(?:s|ed|ing)?|max(?:es|ed|ing)? out|take up|took up|occup\w+)\b[^.;]{0,30}\b(?:gpus?|cards?|vram|capacity)\b|"
                       r"\b(?:gpus?|cards?)\b[^.;]{0,20}\b(?:(?:are|were|is|was|got|get) )?(?:maxed out|filled|full)\b[^.;]{0,40}\bby the (?:weights|model|parameters)\b|"
                       r"\b(?:pack\w*|fill\w*|load\w*|stuff\w*)\b[^.;]{0,20}\b(?:gpus?|cards?)\b[^.;]{0,10}\bwith (?:the )?(?:weights|parameters|layers)\b[^.;]{0,30}\b(?:capacity|full|limit|brim)\b")
@@ -1163,6 +1166,7 @@ class Signals:
     constructing: bool = False
     weights_fill_gpus: bool = False
     larger_card_fits: bool = False
+    saver_broke_fit: bool = False  # also sets switch_no_effect: the same switch, tested by the user
     memory_requirement_asked: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
@@ -1438,7 +1442,7 @@ def read_numbers(note: str, signals: Signals) -> None:
     signals.note_shapes = tensor_shapes(note)
     signals.note_reserved = _stated_bytes(r"(?:reserved|cached)", note)
     signals.note_allocated = _stated_bytes(r"allocated", note)
-    asked = _search(r"\b(?:tried|trying|tries|try|attempt\w*) to allocate (?:about |around )?(?<![\d.])(\d+(?:\.\d+)?\s?[KMGTPE]i?B)\b", note)
+    asked = _search(rf"\b(?:tried|trying|tries|try|attempt\w*) to allocate (?:about |around )?({SIZE_PATTERN})", note)
     if asked:
         try:
             signals.note_requested = parse_size(asked.group(1))
@@ -1546,21 +1550,21 @@ _WORKAROUND = (r"\b(?:the )?(?:only )?way (?:around|round) (?:it|this|that)\b|\b
                r"\bthe only (?:fix|solution|remedy|thing that helps)\b")
 
 
-_SIZE_IN_ROUND = (r"(?<![\d.])(\d+(?:\.\d+)?) ?(GB|GiB|G|MiB|MB)\b[^.;,]{0,30}?\b(?:in|at|for|during|after|on) the "
-                  r"(first|second|third|next|following|later|last)(?: \w+)? (?:iterations?|steps?|batch(?:es)?|epochs?)\b")
+# Memory stated per round: "9.8 GB in the first iteration, 5.0 GB in the second".
+_SIZE_IN_FIRST_ROUND = rf"{_NOTE_SIZE}[^.;,]{{0,30}}?\b(?:in|at|for|during|after|on) the first(?: \w+)? (?:iterations?|steps?|batch(?:es)?|epochs?)\b"
+_SIZE_IN_LATER_ROUND = rf"{_NOTE_SIZE}[^.;,]{{0,30}}?\b(?:in|at|for|during|after|on) the (?:second|third|next|following|later|last|other)\b"
 
 
 def _start_peak_then_lower(note: str) -> str | None:
     """The sentence that puts a high memory use at the start of the run and a lower one after it,
     in whatever order the words come ("starts at 12 GB when training begins and comes down to 5"),
     or two sizes stated per round ("9.8 GB in the first iteration, 5.0 GB in the second")."""
-    later_round = (r"(?<![\d.])(\d+(?:\.\d+)?) ?(GB|GiB|G|MiB|MB)\b[^.;,]{0,30}?\b(?:in|at|for|during|after|on) the "
-                   r"(second|third|next|following|later|last|other)\b")
-    for match in re.finditer(rf"{_SIZE_IN_ROUND}[^;]{{0,40}}?{later_round}", note, re.IGNORECASE):
-        unit = {"gb": 1e9, "gib": 2**30, "g": 1e9, "mib": 2**20, "mb": 1e6}
-        first = float(match.group(1)) * unit[match.group(2).lower()]
-        later = float(match.group(4)) * unit[match.group(5).lower()]
-        if match.group(3).lower() == "first" and match.group(6).lower() != "first" and first > 1.3 * later:
+    for match in re.finditer(rf"{_SIZE_IN_FIRST_ROUND}[^;]{{0,40}}?{_SIZE_IN_LATER_ROUND}", note, re.IGNORECASE):
+        try:
+            first, later = parse_size(match.group(1)), parse_size(match.group(2))
+        except ValueError:
+            continue  # a size out of any unit's range says nothing
+        if first > 1.3 * later:
             return match.group(0)[:160]
     for sentence in _SENTENCE_END.split(note):
         start, lower = _search(_START_PEAK_THEN_LOWER, sentence), _search(_SETTLES_LOWER, sentence)
@@ -1906,7 +1910,7 @@ _DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)*(?!
 _OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad)\b", re.IGNORECASE)
 
 
-_SIZE_STATED = re.compile(r"\b\d+(?:\.\d+)?\s?[KMGT]i?B\b")
+_SIZE_STATED = re.compile(_NOTE_SIZE)
 
 
 _VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_WORDS}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
@@ -1928,6 +1932,23 @@ def _same_library(first: re.Match[str], second: re.Match[str], note: str) -> boo
     def library(name: re.Match[str]) -> str:
         return {"pytorch": "torch", "tf": "tensorflow"}.get(name.group(1).lower(), name.group(1).lower())
     return not all(names) or library(names[0]) == library(names[1])
+
+
+# A run that works once the checkpoint callback is off (not gradient or activation checkpointing).
+_WORKS_WITHOUT_SAVING = (r"\b(?:(?:with|after) (?:the )?(?:model |weights? )?checkpointing (?:disabled|off|turned off|removed)|"
+                         r"(?:disabling|turning off|removing|without) (?:the )?(?:model |weights? )?checkpointing)\b[^.;]{0,40}?"
+                         r"\b(?:goes away|went away|disappears?|disappeared|works?|worked|is fine|runs? fine|ran fine|fixe[sd]|no (?:more )?(?:oom|error))")
+# Two widths named with a number each, the smaller one fitting: "n_embd 2048 runs out of memory; at
+# n_embd 1024 the same config trains fine".
+_TWO_WIDTHS = (rf"\b(?:{_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,60}}?(?:\.\s|;|,|\bbut\b|\bwhile\b)[^.;]{{0,20}}?"
+               rf"\b(?:{_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,40}}?\b(?:works?|worked|runs?|ran|fits?|fine|trains?|trained)\b")
+
+
+def _two_widths_compared(note: str) -> str | None:
+    for pair in re.finditer(_TWO_WIDTHS, note, re.IGNORECASE):
+        if int(pair.group(2)) < int(pair.group(1)):
+            return pair.group(0)[:120]
+    return None
 
 
 def _two_builds_compared(note: str) -> str | None:
@@ -2028,7 +2049,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
@@ -2210,23 +2231,20 @@ def read_signals(context: TriageContext) -> Signals:
         if compared:
             signals.upgrade_regression = True
             signals.evidence["upgrade_regression"] = compared
+    if signals.saver_broke_fit and not signals.switch_no_effect:
+        signals.switch_no_effect = True
+        signals.evidence["switch_no_effect"] = signals.evidence["saver_broke_fit"]
     if not signals.saving:
         # "with model checkpointing disabled it goes away": what went well without saving says saving failed
-        without = _search(r"\b(?:(?:with|after) (?:the )?(?:model |weights? )?checkpointing (?:disabled|off|turned off|removed)|"
-                          r"(?:disabling|turning off|removing|without) (?:the )?(?:model |weights? )?checkpointing)\b[^.;]{0,40}?"
-                          rf"\b(?:goes away|went away|disappears?|disappeared|works?|worked|is fine|runs? fine|ran fine|fixe[sd]|no (?:more )?(?:oom|error))", note)
-        if without and not re.search(r"gradient|activation", without.group(0), re.IGNORECASE):
+        without = _search(_WORKS_WITHOUT_SAVING, note)
+        if without:
             signals.saving = True
             signals.evidence["saving"] = without.group(0)
     if not signals.smaller_width_fits:
-        # "n_embd 2048 runs out of memory; at n_embd 1024 the same config trains fine": two widths compared
-        for pair in re.finditer(rf"\b({_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,60}}?(?:\.\s|;|,|\bbut\b|\bwhile\b)[^.;]{{0,20}}?"
-                                rf"\b(?:{_WIDTH})\b\s*(?:[=:]|of|is)?\s*(\d+)[^.;]{{0,40}}?\b(?:works?|worked|runs?|ran|fits?|fine|trains?|trained)\b",
-                                note, re.IGNORECASE):
-            if int(pair.group(3)) < int(pair.group(2)):
-                signals.smaller_width_fits = True
-                signals.evidence["smaller_width_fits"] = pair.group(0)[:120]
-                break
+        compared = _two_widths_compared(note)
+        if compared:
+            signals.smaller_width_fits = True
+            signals.evidence["smaller_width_fits"] = compared
     if signals.smaller_width_fits and signals.smaller_input_fits and _search(_WIDTH, signals.evidence.get("smaller_input_fits", "")):
         # "reducing the embedding size fixed it" is the model's width, not an input's size
         signals.smaller_input_fits = False

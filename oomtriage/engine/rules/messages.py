@@ -92,7 +92,7 @@ def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
     if data.signals.switch_no_effect:
         said = data.signals.evidence["switch_no_effect"]
         offload = bool(re.search(r"offload", said, re.IGNORECASE))
-        if re.search(r"\buntil\b", said, re.IGNORECASE):
+        if data.signals.saver_broke_fit:
             # the run fit until the switch was turned on: the user's own A/B test, like a version change
             yield Vote("framework_bug", 0.7, f'A memory-saving switch is what broke a run that fit ("{said}"): it costs more '
                        "than it saves on this code path (a library bug, or a combination it does not support).")
