@@ -24,21 +24,22 @@ def _message_text(match: re.Match[str], window: Window) -> str:
 
 
 def parse_allocator_fields(message: str) -> Fields:
-    """Every optional segment of every generation, each looked up on its own."""
+    """Every optional segment of every generation, each looked up on its own (in any letter case and
+    with the spaces a hand-retyped message loses: "tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity")."""
     fields: Fields = {
-        "requested_bytes": find_size(rf"Tried to allocate ({SIZE})", message),
-        "total_bytes": find_size(rf"total capac(?:i)?ty of ({SIZE})", message)
-        or find_size(rf"({SIZE}) total capacity", message),
+        "requested_bytes": find_size(rf"(?i)Tried to allocate ({SIZE})", message),
+        "total_bytes": find_size(rf"(?i)total ?capac(?:i)?ty of ({SIZE})", message)
+        or find_size(rf"(?i)({SIZE}) total ?capac(?:i)?ty", message),
         "free_bytes": find_size(rf"of which ({SIZE}) is free", message)
-        or find_size(rf"already allocated; ({SIZE}) free", message),
+        or find_size(rf"(?i)already allocated; ?({SIZE}) free", message),
         "allowed_bytes": find_size(rf"({SIZE}) allowed;", message),
         "private_pool_bytes": find_size(rf"with ({SIZE}) allocated in private pools", message),
         "self_process_bytes": find_size(rf"this process has ({SIZE}) memory in use", message),
     }
     sentence_alloc = find_size(rf"Of the allocated memory ({SIZE}) is allocated by PyTorch", message)
     unallocated = find_size(rf"and ({SIZE}) is reserved by PyTorch but unallocated", message)
-    old_alloc = find_size(rf"({SIZE}) already allocated", message)
-    old_reserved = find_size(rf"({SIZE}) (?:reserved in total by PyTorch|cached\))", message)
+    old_alloc = find_size(rf"(?i)({SIZE}) already allocated", message)
+    old_reserved = find_size(rf"(?i)({SIZE}) (?:reserved in total by PyTorch|cached\))", message)
     if sentence_alloc is not None:
         fields["allocated_bytes"] = sentence_alloc
         fields["reserved_unallocated_bytes"] = unallocated

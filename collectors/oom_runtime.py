@@ -23,7 +23,10 @@ def _framework_of(line: str) -> str:
     r"\b(CUDA|HIP|cuda|hip) (?:runtime )?error(?: \d+ at [^:]+:\d+)?: out of memory|"
     r"cudaMalloc failed: out of memory|CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory|"
     r"hipErrorOutOfMemory|hipError_t\(1002\)|cudaErrorMemoryAllocation|"
-    r"^\W*out of (?:device )?memory\W*(?:cuda\w*\(|$|issue|error)",
+    r"^\W*out of (?:device )?memory\W*(?:cuda\w*\(|$|issue|error)|"
+    # a runtime API call that returned cudaErrorMemoryAllocation, as XLA and others print it:
+    # "cudaFuncSetAttribute(kernel, ...): out of memory"
+    r"\b(?:cuda|hip)[A-Z]\w*\([^\n]{0,300}?\)\s?:\s?out of memory\b",
 )
 def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
     line = window.lines[0]

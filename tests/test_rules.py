@@ -4679,3 +4679,108 @@ def test_a_request_of_exabytes_is_a_shape_computed_wrong():
 
 def test_another_setup_that_is_healthy_is_no_other_process():
     assert not _signals("it OOMs here; another container with CUDA 9.0 and PyTorch 0.4.1 is healthy").other_process_hint
+
+
+# --- fifteenth round: mechanisms from sets 129-137, each in wordings of my own ------------------
+
+@pytest.mark.parametrize("note", [
+    "with retain_graph=True on every backward the GPU memory blows up after a few hundred steps",
+    "VRAM usage explodes when the second model is loaded",
+    "reserved keeps climbing each epoch until the card is full",
+    "the memory used increases after every validation round",
+])
+def test_a_note_that_says_memory_blew_up_or_filled_the_card_is_an_oom(note):
+    assert ranked("step 12 done\n", note), note
+
+
+def test_a_runtime_api_call_that_returned_out_of_memory_is_detected():
+    text = "jaxlib error: cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304): out of memory."
+    report = analyze_inputs([], text=text)
+    assert report.detected and report.error.format == "cuda_runtime_error"
+    assert not analyze_inputs([], text="cudaSetDevice(1) returned cudaSuccess").detected
+
+
+def test_a_hand_retyped_allocator_message_still_gives_its_figures():
+    text = "cuda out of memory. tried to allocate 64MiB(GPU 0; 3.95GiB totalcapacity;3.10GiB already allocated; 20.5MiB free;3.20 GiB reserved in total by PyTorch)"
+    error = analyze_inputs([], text=text).error
+    assert abs(error.total_bytes - 3.95 * 2**30) < 2**20 and error.requested_bytes == 64 * 2**20
+    assert error.free_bytes is not None and error.allocated_bytes is not None
+
+
+@pytest.mark.parametrize("note", [
+    "Fine-tuning it on two 16 GB cards with a single sample still fails. Is there a GPU requirement?",
+    "Fine-tuning the decoder on my 12 GB card runs out even with only one image; it seems the model needs a lot of memory",
+    "I fine-tune with just 1 example and get CUDA OOM on a 24GB GPU. Will it run if I add more 24GB GPUs?",
+])
+def test_training_on_one_input_with_the_requirement_asked_is_the_models_own_states(note):
+    assert ids("Epoch 0\n", note)[0] == "model_too_large", note
+
+
+def test_one_input_alone_without_a_small_card_or_a_question_points_nowhere_in_particular():
+    assert _signals("fine-tuning with just 1 example on a 24GB GPU runs out of memory").one_input_only
+    assert ids("Epoch 0\n", "fine-tuning with just 1 example on a 24GB GPU runs out of memory")[0] != "model_too_large"
+
+
+def test_a_card_of_two_gigabytes_where_a_smaller_batch_did_not_help_is_too_small():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 40.00 MiB (GPU 0; 1.95 GiB total capacity; 1.30 GiB "
+            "already allocated; 30.00 MiB free; 1.35 GiB reserved in total by PyTorch)")
+    assert ids(text, "running the detector's train script; going down to a batch size of 1 did not help")[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "Running the inference demo on my 8GB laptop GPU gives CUDA out of memory. Does it need a bigger GPU?",
+    "the released checkpoint fails with OOM at inference on my 16GB card; is 16GB not enough?",
+])
+def test_inference_with_the_card_it_needs_asked_is_the_model(note):
+    assert ids("frame 0\n", note)[0] == "model_too_large", note
+
+
+def test_inference_that_grows_is_no_question_of_the_card():
+    note = "Running inference over the whole folder, memory keeps increasing with every image until OOM. Does it need a bigger GPU?"
+    assert ids("frame 0\n", note)[0] != "model_too_large"
+
+
+def test_an_earlier_job_that_crashed_leaves_its_memory_to_the_next_ones():
+    note = "our cluster job crashed overnight, and afterwards every new job on that node fails with out of memory"
+    assert _signals(note).orphaned_memory
+    assert ids("RuntimeError: CUDA error: out of memory\n", note)[0] == "other_process_or_device"
+
+
+def test_a_recognizer_served_call_after_call_that_grows_has_no_kv_cache():
+    note = ("we serve a speech recognition encoder behind a FastAPI endpoint; memory is never released and it OOMs "
+            "after some time")
+    assert _signals(note).growth
+    assert ids("request 812\n", note)[0] == "missing_no_grad"
+    llm = "serving a llama chat model behind an endpoint; memory keeps growing with every request until OOM"
+    assert ids("request 812\n", llm)[0] == "kv_cache_or_generation"
+
+
+def test_results_concatenated_onto_themselves_are_outputs_kept():
+    assert _signals("in the test loop I do all_out = torch.cat([all_out, out]) and memory keeps increasing").outputs_kept
+    assert _signals("I accumulate all the predictions with torch.cat across batches and it runs out").outputs_kept
+    assert not _signals("x = torch.cat([a, b]) inside the block and it runs out").outputs_kept
+
+
+def test_copies_moved_to_the_cpu_while_gpu_memory_grows_still_carry_their_graph():
+    note = ("predicting a big test set, I keep each batch's scores with scores.cpu() in a list, but GPU memory "
+            "increases until out of memory")
+    signals = _signals(note)
+    assert signals.kept_with_graph and not signals.cpu_mode
+    assert "graph_retained" in ids("batch 400\n", note)[:2]
+
+
+def test_two_builds_that_both_fail_are_no_regression():
+    assert not _signals("it leaks on 1.13 and the nightly alike, memory keeps increasing until OOM").upgrade_regression
+    assert _signals("the nightly from last week leaks, memory keeps increasing until OOM").upgrade_regression
+
+
+def test_training_on_patches_then_evaluating_whole_images():
+    note = "the super-resolution training with 96px patches is fine, but the evaluation goes out of memory"
+    assert ids("validating\n", note)[0] == "input_size_too_large"
+    assert ids("validating\n", "the training is fine, but the evaluation goes out of memory")[0] != "input_size_too_large"
+
+
+def test_reserved_climbing_past_an_ellipsis_while_allocated_stays_low_is_the_cache():
+    note = "reserved goes 1,200 ... 9,800 MiB over the cycles while allocated stays between 80 and 400 MiB, until the device is full"
+    assert _signals(note).reserved_grows
+    assert ids("cycle 40\n", note)[0] == "fragmentation"

@@ -87,7 +87,7 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            # "during the 23rd epoch": the epochs before it ran
            r"(?:during|in|at|on) the (?:[3-9]|[1-9]\d+)(?:st|nd|rd|th) (?:training )?(?:epoch|iteration|step|batch)\b|"
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
-           r"for a while|memory leak|\bleak\w*|over time|eventually|occasionally|"
+           r"for a while|after (?:some|a) (?:time|while)\b|memory leak|\bleak\w*|over time|eventually|occasionally|"
            # the noun: "a per-epoch memory growth", "an increase in memory every step"
            r"\bmemory (?:growth|increase|creep)\b|\b(?:keeps?|shows?|has|have|see|saw) (?:a |an )?(?:bounded |steady |slow |constant |linear |continuous |gradual )?(?:growth|increase) (?:in |of |during |over )|"
            # "after about 100 of the ~200 validation steps": the steps before it ran went through
@@ -200,7 +200,7 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"\b(?:happens?|occurs?|appears?|fails?|ooms?|breaks?)\b[^.;]{{0,15}}?\b(?:on|in|with|under|since) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,30}}?\b(?:but|and|yet) not (?:on|in|with|under) (?:\w+ )?{_A_VERSION}|"
                    # "ollama 0.1.11 ran this model, the upgraded version does not"
                    rf"(?<![\w.]){_A_VERSION_NOT_SIZE} (?:ran|runs|worked|works|was fine|is fine|fit|fits|handled)\b|\bupgraded (?:version|build|release|package|install\w*)\b|"
-                   r"(?:older|previous|earlier|last) (?:[\w.+-]+ )?(?:versions?|releases?|builds?|commits?)\b|a build from|\bnightly\b|(?:new|latest|recent) build|"
+                   r"(?:older|previous|earlier|last) (?:[\w.+-]+ )?(?:versions?|releases?|builds?|commits?)\b|a build from|(?<!\band )(?<!\band the )(?<!\bboth )\bnightly\b|(?:new|latest|recent) build|"
                    # ("graph regression", "a linear regression head", "the regression loss" name a task)
                    r"(?<!graph )(?<!linear )(?<!logistic )(?<!ridge )(?<!lasso )(?<!poisson )(?<!quantile )(?<!polynomial )(?<!kernel )(?<!box )(?<!bbox )(?<!bounding box )(?<!symbolic )(?<!ordinal )(?<!image )(?<!node )(?<!property )"
                    r"\bregress\w*(?!\w)(?! (?:tasks?|problems?|models?|heads?|loss\w*|targets?|outputs?|layers?|networks?|trees?|on|of|with)\b)|\bbisect\w*|"
@@ -273,14 +273,19 @@ _ORPHANED_MEMORY = (# "nvidia-smi shows no processes associated with the memory 
                     r"\bnone of (?:my|our|the) (?:\w+ )?(?:scripts|jobs|processes|programs|runs|notebooks|trainings) (?:is|are|was|were) (?:running|active|alive)\b|"
                     rf"\b{_PROCESS_GONE}[^.;]{{0,60}}?\b(?:memory|vram)\b[^.;]{{0,30}}?\b(?:remains?|remained|stays?|stayed|still|(?:is|was|are|were)n't released|not (?:released|freed))|"
                     r"\b(?:memory|vram) (?:remains?|remained|stays?|stayed|is still|was still) (?:\w+ )?(?:occupied|allocated|in use|used|held|taken)\b"
-                    rf"[^.;]{{0,30}}?\b(?:after|though|when|once) (?:the |my |its )?(?:\w+ )?{_PROCESS_GONE}")
+                    rf"[^.;]{{0,30}}?\b(?:after|though|when|once) (?:the |my |its )?(?:\w+ )?{_PROCESS_GONE}|"
+                    # an earlier job that crashed or was killed, then new jobs fail: "we crashed during a 2D
+                    # job; afterwards users starting new jobs got out of memory errors"
+                    r"\b(?:crash(?:ed|es)?|was killed|got killed|were killed|died|hung|froze)\b[^.;]{0,60}?[.;,]?\s*(?:and )?(?:after(?:wards)?|since then|from then on|now)\b[^.;]{0,40}?"
+                    r"\b(?:new|later|next|subsequent|other|every|any) (?:\w+ )?(?:jobs?|runs?|processes|trainings?|sessions?|launch\w*)\b|"
+                    r"\bafter (?:a |the |an )?(?:previous |earlier |last )?(?:\w+ )?(?:job|run|process|training|session) (?:crash(?:ed|es)?|was killed|got killed|died)\b")
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)s? )?(?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
 _CPU_MODE = (r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
-             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)|"
+             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))|"
              r"meant to (?:use|run on) the cpu")
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
@@ -414,7 +419,8 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  r"(?:keep|store|append|collect|cache|sav|accumulat|gather)\w* (?:all |the |every |each |my )?(?:[\w']+ )?"
                  r"(?:predictions|preds|outputs|logits|tensors|embeddings|features|results|activations|images|masks|"
                  r"hidden[ _]states|states|attention maps|maps|scores|probabilities|probs|latents)\b"
-                 r"[^.;]{0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
+                 # (a method call's dot is no sentence end: "with scores.cpu() in a list")
+                 r"(?:[^.;]|\.(?=\w)){0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
                  # "the images accumulate on the GPU", "outputs pile up in GPU memory"
                  r"\b(?:images|tensors|data|datasets?|features|outputs|frames|batches|embeddings|predictions|results)\b (?:keep |seem to )?"
                  r"(?:accumulat\w*|pil(?:e|es|ed|ing) up|build(?:s|ing)? up|stack(?:s|ing)? up) (?:on|in) (?:the )?(?:gpu|vram|device|cuda)\b|"
@@ -431,6 +437,9 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # Loops that gather every batch's outputs for the end: Lightning's *_epoch_end hooks
                  # (up to 1.9 every step's returned dict stays on the GPU), fastai's get_preds.
                  r"\b(?:training|validation|test)_epoch_end\b|\bget_preds\b|"
+                 # a result grown by concatenating each batch onto itself: "preds = torch.cat((preds, out))"
+                 r"\b(\w+) ?= ?(?:torch\.|tf\.|np\.|jnp\.)?(?:cat|concat|concatenate|vstack|hstack|stack)\(\s?[(\[]\s?\1\s?,|"
+                 r"\baccumulat\w* (?:(?:the|all|every|each|my) ){0,2}(?:results?|outputs?|predictions?|preds|logits|embeddings)\b[^.;]{0,40}?\b(?:torch\.cat|concatenat\w*)\b|"
                  # "sends every experience to the GPU and appends it to self.memory"
                  r"\b(?:append|push|add|stor|cach|insert)\w* (?:it|them|each one|every one|the (?:tensors?|results?|outputs?|transitions?|experiences?)) "
                  r"(?:to|in|into|on(?:to)?) (?:a |the |my |its )?(?:self\.\w+|python list|list|deque|dict\w*|buffer|replay (?:buffer|memory)|memory buffer|cache|queue)\b|"
@@ -514,8 +523,10 @@ _MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|adding|\d+|two|four|eight) (?:\
                       r"each (?:one |gpu |rank )?still (?:holds|keeps|has) the (?:full|whole|entire|complete) (?:model|copy|replica)")
 # The cache growing while live tensors do not: the allocator keeps carving new blocks.
 _RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (?:flat|constant|stable|the same|unchanged|steady|put)|"
-                   r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?|going up|goes up)\b[^.;]{0,60}"
-                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't|stays put)|"
+                   # ("reserved grows by 138 MiB per cycle (220, 2,980 ... 14,060 MiB) while allocated stays between
+                   # 66 and 306 MiB": an ellipsis inside the figures is no sentence end)
+                   r"(?:reserved|cached)(?: memory)?[^.;]{0,40}\b(?:grows?|growing|increas\w*|rises?|rising|climbs?|going up|goes up|(?:goes|went) (?:from )?(?=\d))(?:[^.;]|\.(?!\s[A-Z])){0,100}"
+                   r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged|does not|doesn't|stays put|stays? (?:between|within|around|under|below))|"
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
@@ -798,7 +809,22 @@ _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:wi
 # "what is the minimum VRAM?"): their card fell short of what the project was run on.
 _MEMORY_REQUIREMENT_ASKED = (r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
                              r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to)\b|"
-                             r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b")
+                             r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b|"
+                             # "is there a per-GPU memory requirement?", "the GPU requirements for fine-tuning"
+                             r"\b(?:per-gpu |gpu |vram |video memory |hardware |memory )(?:memory )?requirements?\b|"
+                             # "does the model really need a higher-capability GPU?", "is 24GB enough?"
+                             r"\b(?:needs?|needed|requires?|required)\b (?:a |an )?(?:bigger|larger|higher[- ](?:capability|capacity|end|memory)|stronger|more powerful|better|beefier) (?:gpu|card|graphics card)s?\b|"
+                             r"\bneeds? (?:quite |so |very |such )?(?:a lot of|lots of|large|much|huge|big|that much|so much) (?:gpu |video |cuda )?memory\b|"
+                             r"\bis (?:\d+(?:\.\d+)? ?(?:GB|GiB|G) |(?:my|this|a|one|the) (?:[\w-]+ ){0,3}(?:gpu|card) )(?:of (?:vram|memory) )?(?:not )?(?:enough|sufficient)\b|"
+                             # "or will it run if I add more 24 GB GPUs?": more cards asked about, not tried
+                             r"\b(?:if|when) (?:i|we) (?:add|use|get) more (?:[\w-]+ ){0,3}gpus\b")
+# Only one input in the whole run ("using only 1 example for now", "with a single image"): no batch
+# is left to cut, whatever the batch setting says.
+_ONE_INPUT_ONLY = (r"\b(?:only|just) (?:a single |one |1 )(?:training )?(?:example|sample|image|picture|item|instance|sequence|sentence|prompt|video|clip)\b|"
+                   r"\b(?:a single|one|1) (?:training )?(?:example|sample)s? (?:for now|only|to (?:start|test))\b")
+# Patches or crops named ("is the evaluation patch size the same as in training?", "trained on 512
+# crops"): training saw pieces of the images, and an evaluation that runs whole ones is larger.
+_CROPS_NAMED = r"\b(?:patch|crop)(?:es|s|ped)?\b|\b(?:patch|crop)_size\b"
 # The same model fits at a smaller width ("with hidden dimension 1024 it runs out; with smaller
 # dimensions it runs"): its weights, their states and every activation grow with the width.
 _WIDTH = r"(?:hidden|embedding|embed|model|latent|feature)[ _-]?(?:dim(?:ension)?s?|size|width|channels)|d_model|n_embd|hidden_channels"
@@ -994,7 +1020,11 @@ _ATTENTION_FREE = r"\b(?:mamba\d?|bamba|jamba|rwkv\w*|hyena|retnet|state[- ]spac
 # Kept tensors that still carry their graph: kept inside a gradient-recording block, or said to
 # keep it ("without detaching", "with requires_grad").
 _KEPT_WITH_GRAPH = (r"\binside (?:the |an? )?(?:autograd\.record\(\)|autograd\.record|gradienttape|tape|grad(?:ient)?[- ]recording)\b|"
-                    r"\bwithout (?:\.?detach\w*|calling \.?detach\(\))|\b(?:not|never|n't) detach\w*\b|still requir\w* grad")
+                    r"\bwithout (?:\.?detach\w*|calling \.?detach\(\))|\b(?:not|never|n't) detach\w*\b|still requir\w* grad|"
+                    # copies moved to the CPU, yet GPU memory grows: what stays behind on the GPU is each
+                    # copy's autograd history ("I accumulate on the CPU with .cpu(), but GPU memory increases")
+                    r"(?:\.cpu\(\)|on the cpu\b|to the cpu\b).{0,120}?\b(?:gpu|cuda) memory (?:\w+ ){0,2}?(?:increas|grow|climb|ris)\w*|"
+                    r"\b(?:gpu|cuda) memory (?:\w+ ){0,2}?(?:increas|grow|climb|ris)\w*[^.;]{0,80}?(?:although|though|even though|yet|but)\b[^.;]{0,40}?(?:\.cpu\(\)|on the cpu\b|to the cpu\b)")
 # Generative adversarial networks: their "generated images" are a generator's forward pass.
 _GAN = r"\bgans?\b|pix2pix\w*|cyclegan|stylegan\w*|\bdcgan\b|\bsrgan\b|esrgan|discriminator"
 # Batches whose inputs grow as the run goes (sorted shortest first): each one asks for blocks larger
@@ -1168,6 +1198,8 @@ class Signals:
     larger_card_fits: bool = False
     saver_broke_fit: bool = False  # also sets switch_no_effect: the same switch, tested by the user
     memory_requirement_asked: bool = False
+    one_input_only: bool = False
+    crops_named: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
@@ -2049,7 +2081,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),

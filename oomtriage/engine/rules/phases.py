@@ -67,6 +67,9 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "evaluation inputs are often full-size where training used crops or shorter sequences.")
     if signals.long_input:
         yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
+    elif signals.crops_named and not signals.growth:
+        yield Vote("input_size_too_large", 0.55, f'Training runs on pieces of the inputs ("{signals.evidence["crops_named"]}"), '
+                   "while evaluation usually runs whole ones: evaluate on tiles (chop the input) or at a lower resolution.")
     elif "audio" in signals.domains and not signals.growth:
         # Speech training crops or filters utterances by duration; validation runs whole recordings.
         yield Vote("input_size_too_large", 0.5, "Speech models train on utterances capped or bucketed by duration but often "
@@ -85,7 +88,11 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
         yield Vote("missing_no_grad", -0.6, f'A serving engine runs the model ("{signals.evidence["serving_engine"]}"), '
                    "always under inference mode.")
     long_context = signals.long_input or (signals.seq_len or 0) >= 8192 or ("audio" in signals.domains and not signals.growth)
-    yield Vote("missing_no_grad", 0.45 if big_request or long_context else 0.6, f"It failed during evaluation ({where}): without "
+    # "running inference", "predict.py": a project's own inference script, which wraps its forward in
+    # no_grad far more often than a training script's evaluation loop does
+    inference_script = bool(re.search(r'"[^"]*\b(?:infer\w*|predict\w*)', where or "", re.IGNORECASE)) and not signals.growth
+    base = 0.45 if big_request or long_context or inference_script else 0.6
+    yield Vote("missing_no_grad", base, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
     if signals.eval_fails_at_start and not signals.growth:
         # A first evaluation batch keeps no more than a training step's forward pass, gradients on
@@ -323,6 +330,15 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "(or a model it ships) leaks; look for its fix in a newer release or its issue tracker.")
         yield Vote("graph_retained", -0.2, "No loop of the user's accumulates losses here.")
         yield Vote("reference_leak", -0.15, "No code of the user's keeps tensors here.")
+    if signals.phase == "generation" and "llm" not in signals.domains and signals.domains & {"audio", "encoder", "detection", "diffusion"}:
+        # A recognizer, an encoder or a detector served call after call has no KV cache to grow: what
+        # outlives each call is state the model keeps between calls (a streaming cache, hidden
+        # states), and without no_grad each piece of it holds the graph of the call that made it.
+        if not signals.no_grad_already:
+            yield Vote("missing_no_grad", 0.55, f'Memory grew call after call while serving a model with no KV cache ("{said}"): '
+                       "run it under torch.no_grad() / inference_mode(), so that whatever it keeps between calls holds no graph.")
+        yield Vote("reference_leak", 0.45, "Outputs or states kept between calls (a cache, a list of results) grow memory the same way.")
+        return
     if signals.phase == "generation":
         yield Vote("kv_cache_or_generation", 0.6, f'Memory grew while generating ("{said}"): the KV cache grows with every '
                    "generated token, times the number of sequences sampled at once.")

@@ -174,13 +174,15 @@ def training_with_no_smaller_batch_left(data: RuleInput) -> Iterator[Vote]:
         return
     if signals.other_process_hint or signals.lora or signals.frozen:
         return
-    at_one = bool(signals.batch_no_help and signals.batch_size == 1)
-    if (signals.batch_size or 1) > 1 and not signals.batch_no_help:
+    at_one = bool((signals.batch_no_help and signals.batch_size == 1) or signals.one_input_only)
+    if (signals.batch_size or 1) > 1 and not (signals.batch_no_help or signals.one_input_only):
         return  # a batch above one is stated: a smaller batch is still left to try (rule stated_batch)
     shape = data.context.error.tensor_shape if data.context.error else None
     if shape and len(shape) >= 3 and shape[0] > 1 and not signals.batch_no_help:
         return  # the failing activation leads with a batch above one ("shape[24,128,75,75]"): one is left
-    small_card = bool(capacity and capacity <= 4.3 * 2**30 and signals.phase == "training")
+    # (a phase left unknown counts where a smaller batch was already tried: nothing but training
+    # has a batch people cut to make a run fit)
+    small_card = bool(capacity and capacity <= 4.3 * 2**30 and (signals.phase == "training" or signals.batch_no_help))
     asked = signals.memory_requirement_asked
     if not (small_card or asked):
         # a batch of one that fails alone says as much about one sample's size (a high-resolution
@@ -188,14 +190,32 @@ def training_with_no_smaller_batch_left(data: RuleInput) -> Iterator[Vote]:
         return
     if small_card:
         why = f"the card has {format_size(int(capacity))} in all" + (" and it fails at a batch of one" if at_one else "")
+    elif signals.one_input_only:
+        why = (f'the note asks what memory the code needs ("{signals.evidence["memory_requirement_asked"]}") '
+               f'and it fails on one input alone ("{signals.evidence["one_input_only"]}")')
     else:
         why = f'the note asks what memory the code needs ("{signals.evidence["memory_requirement_asked"]}")'
     # each independent reason adds; a card of 2.5 GB or less holds few current models' states at all
     weight = 0.35 + 0.1 * (at_one + small_card + asked) + (0.1 if small_card and capacity <= 2.5 * 2**30 else 0.0)
+    lead = "Training" if signals.phase == "training" else "A smaller batch did not help"
     yield Vote("model_too_large", weight,
-               f"Training, and {why}: the weights, their gradients and the optimizer's moments come before any batch; "
+               f"{lead}, and {why}: the weights, their gradients and the optimizer's moments come before any batch; "
                "use a smaller variant, half precision, an 8-bit optimizer, gradient checkpointing, or a larger card.")
     yield Vote("optimizer_state", 0.2, "Adam's two moments are half of those states.")
+
+
+@rule
+def inference_asked_what_card_it_needs(data: RuleInput) -> Iterator[Vote]:
+    """Inference that fails at once, with the note asking what card or memory the model needs: its
+    steady need (the weights, then one request's activations) is the question, not a batch or a leak."""
+    signals = data.signals
+    if not signals.memory_requirement_asked or signals.phase not in ("evaluation", "generation", "loading"):
+        return
+    if signals.growth or signals.long_input or (signals.batch_size or 1) > 1 or signals.full_finetune or signals.lora:
+        return  # a leak, a long input or a batch is what a larger card only postpones or absorbs
+    yield Vote("model_too_large", 0.5, f'Inference, and the note asks what the model needs ("{signals.evidence["memory_requirement_asked"]}"): '
+               "its steady need, mostly the weights, is more than this card holds; load it in half precision or quantized, "
+               "offload part of it, or use a larger card.")
 
 
 @rule
