@@ -4711,6 +4711,7 @@ def test_a_hand_retyped_allocator_message_still_gives_its_figures():
     "Fine-tuning it on two 16 GB cards with a single sample still fails. Is there a GPU requirement?",
     "Fine-tuning the decoder on my 12 GB card runs out even with only one image; it seems the model needs a lot of memory",
     "I fine-tune with just 1 example and get CUDA OOM on a 24GB GPU. Will it run if I add more 24GB GPUs?",
+    "Even with a single training example my three 24 GB cards run out while fine-tuning. What is the minimum memory per GPU?",
 ])
 def test_training_on_one_input_with_the_requirement_asked_is_the_models_own_states(note):
     assert ids("Epoch 0\n", note)[0] == "model_too_large", note

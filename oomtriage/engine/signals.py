@@ -808,7 +808,7 @@ _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:wi
 # The user asks how much memory the code needs ("how much GPU memory is required for training?",
 # "what is the minimum VRAM?"): their card fell short of what the project was run on.
 _MEMORY_REQUIREMENT_ASKED = (r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
-                             r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to)\b|"
+                             r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to|per)\b|"
                              r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b|"
                              # "is there a per-GPU memory requirement?", "the GPU requirements for fine-tuning"
                              r"\b(?:per-gpu |gpu |vram |video memory |hardware |memory )(?:memory )?requirements?\b|"
@@ -817,10 +817,10 @@ _MEMORY_REQUIREMENT_ASKED = (r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|r
                              r"\bneeds? (?:quite |so |very |such )?(?:a lot of|lots of|large|much|huge|big|that much|so much) (?:gpu |video |cuda )?memory\b|"
                              r"\bis (?:\d+(?:\.\d+)? ?(?:GB|GiB|G) |(?:my|this|a|one|the) (?:[\w-]+ ){0,3}(?:gpu|card) )(?:of (?:vram|memory) )?(?:not )?(?:enough|sufficient)\b|"
                              # "or will it run if I add more 24 GB GPUs?": more cards asked about, not tried
-                             r"\b(?:if|when) (?:i|we) (?:add|use|get) more (?:[\w-]+ ){0,3}gpus\b")
+                             r"\b(?:if|when) (?:i|we) (?:add|use|get) more (?:[\w-]+ ){0,3}gpus\b|\b(?:does|would|will|can) (?:adding|using|getting) more (?:[\w-]+ ){0,3}gpus\b")
 # Only one input in the whole run ("using only 1 example for now", "with a single image"): no batch
 # is left to cut, whatever the batch setting says.
-_ONE_INPUT_ONLY = (r"\b(?:only|just) (?:a single |one |1 )(?:training )?(?:example|sample|image|picture|item|instance|sequence|sentence|prompt|video|clip)\b|"
+_ONE_INPUT_ONLY = (r"\b(?:only|just|even with|even on) (?:only |just )?(?:a single |one |1 )(?:training )?(?:example|sample|image|picture|item|instance|sequence|sentence|prompt|video|clip)\b|"
                    r"\b(?:a single|one|1) (?:training )?(?:example|sample)s? (?:for now|only|to (?:start|test))\b")
 # Patches or crops named ("is the evaluation patch size the same as in training?", "trained on 512
 # crops"): training saw pieces of the images, and an evaluation that runs whole ones is larger.
