@@ -18,7 +18,10 @@ def parse_dataloader_killed(match: re.Match[str], window: Window) -> Fields:
     return _host(window, framework="pytorch", operation=f"DataLoader worker ({match.group(1).strip()})")
 
 
-@message_format("dataloader_shared_memory", r"DataLoader worker .*out of shared memory|unable to write to file </torch_\d+",)
+@message_format("dataloader_shared_memory", r"DataLoader worker .*out of shared memory|unable to write to file </torch_\d+|"
+                # the worker's own message before it dies, PyTorch's and PaddlePaddle's: "ERROR: Unexpected bus error
+                # encountered in worker. This might be caused by insufficient shared memory (shm)."
+                r"(?i:unexpected bus error encountered in (?:dataloader )?worker|insufficient shared memory \(shm\))",)
 def parse_dataloader_shm(match: re.Match[str], window: Window) -> Fields:
     return _host(window, framework="pytorch", operation="DataLoader shared memory")
 

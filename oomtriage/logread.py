@@ -49,6 +49,7 @@ TRIGGER_PHRASES = [
     rb"bad_alloc",
     rb"\bmemoryerror\b",
     rb"insufficient memory",
+    rb"insufficient shared memory",
     rb"not enough memory",
     rb"no available memory for the cache blocks",
     rb"allocation on device",

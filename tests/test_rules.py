@@ -4785,3 +4785,25 @@ def test_reserved_climbing_past_an_ellipsis_while_allocated_stays_low_is_the_cac
     note = "reserved goes 1,200 ... 9,800 MiB over the cycles while allocated stays between 80 and 400 MiB, until the device is full"
     assert _signals(note).reserved_grows
     assert ids("cycle 40\n", note)[0] == "fragmentation"
+
+
+@pytest.mark.parametrize("text", [
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+    "ERROR: Unexpected BUS error encountered in DataLoader worker. This might be caused by insufficient shared memory (shm), check /dev/shm",
+])
+def test_a_workers_bus_error_is_the_shared_memory_filling(text):
+    report = analyze_inputs([], text=f"epoch 3\n{text}\n")
+    assert report.detected and report.error.backend == "host"
+    assert report.causes[0].id == "dataloader_or_host"
+
+
+def test_shared_memory_named_in_a_note_is_the_hosts():
+    note = "my training crashes with a bus error, the message blames insufficient shared memory, but I am not in a container"
+    assert _signals(note).host_ram
+    assert ids("epoch 2\n", note)[0] == "dataloader_or_host"
+
+
+def test_an_earlier_build_that_fitted_more_is_a_regression():
+    note = "now a (64, 1024, 1024) buffer runs out on 24 GB; on 2.1.0 I could allocate four times that"
+    assert _signals(note).upgrade_regression
+    assert not _signals("on 2.1.0 it runs out as well, at the same size").upgrade_regression

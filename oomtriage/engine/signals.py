@@ -196,6 +196,8 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION}[^.;]{{0,30}}\bthere (?:is|was) no (?:leak|oom|problem|issue|error|crash)\b|"
+                   # "on 2.3.1 I could use (256, 2048, 2048)": an earlier build that fitted more
+                   rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION},? (?:i|we|it|this|the same code) (?:could|was able to|were able to) (?:use|run|fit|train|load|allocate|go)\b|"
                    # "it happens on TensorFlow 2.6 to 2.10 but not on 2.5"
                    rf"\b(?:happens?|occurs?|appears?|fails?|ooms?|breaks?)\b[^.;]{{0,15}}?\b(?:on|in|with|under|since) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,30}}?\b(?:but|and|yet) not (?:on|in|with|under) (?:\w+ )?{_A_VERSION}|"
                    # "ollama 0.1.11 ran this model, the upgraded version does not"
@@ -338,6 +340,8 @@ _NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
+             # the data loader's workers share batches through /dev/shm: "insufficient shared memory (shm)"
+             r"\b(?:insufficient|out of|not enough|too little|more|enlarge\w*|increas\w*|rais\w*) (?:the )?shared memory\b|\bshared memory (?:\(shm\) )?(?:limit|size)\b|/dev/shm\b|--shm-size\b|"
              # Python's own exception when the process cannot get host memory (not OutOfMemoryError)
              r"\bMemoryError\b|"
              # "the RAM usage is maxed and the notebook crashes"
