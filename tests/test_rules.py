@@ -4807,3 +4807,20 @@ def test_an_earlier_build_that_fitted_more_is_a_regression():
     note = "now a (64, 1024, 1024) buffer runs out on 24 GB; on 2.1.0 I could allocate four times that"
     assert _signals(note).upgrade_regression
     assert not _signals("on 2.1.0 it runs out as well, at the same size").upgrade_regression
+
+
+@pytest.mark.parametrize("note", [
+    "odd: with --fp16 the fine-tuning uses more memory than with fp32, and runs out at batch 8",
+    "I can train bigger models using fp32 than with bf16, which goes OOM even for the 1B one",
+])
+def test_half_precision_that_needs_more_than_fp32_is_a_dropped_dtype(note):
+    assert _signals(note).half_needs_more
+    assert ids("step 0\n", note)[0] == "framework_bug"
+    assert not _signals("bf16 uses less memory than fp32 but it still runs out").half_needs_more
+
+
+def test_half_weights_that_fit_failing_while_loading_reached_the_device_in_fp32():
+    note = "loading the 5B checkpoint in bf16 onto a 24 GB card fails with OOM, although 10 GB of weights should fit"
+    top = ids("loading shards\n", note)[:3]
+    assert "full_precision" in top and "framework_bug" in top
+    assert ids("loading shards\n", "loading the 5B checkpoint in bf16 onto a 12 GB card fails with OOM")[0] == "model_too_large"

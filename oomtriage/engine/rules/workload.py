@@ -152,6 +152,14 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
                    f"{format_size(capacity)}) but only {format_size(int(half))} in fp16/bf16, and no dtype was given: "
                    "many loaders default to fp32.")
         yield Vote("model_too_large", 0.35, "The model is large for this GPU.")
+    elif signals.low_precision and signals.phase == "loading" and half <= 0.65 * capacity and fp32 > 0.8 * capacity:
+        # Loading asked for half precision, whose weights fit with room to spare, and it fails before any
+        # activation exists: the loader put them on the device in fp32 and cast them there.
+        yield Vote("full_precision", 0.5, f"In half precision the weights take {format_size(int(half))} of "
+                   f"{format_size(capacity)}, in fp32 {format_size(int(fp32))}: failing while loading, they reached the "
+                   "device in fp32 before the cast; cast them on the CPU first (load with the dtype, then .to(device)).")
+        yield Vote("framework_bug", 0.45, "When the loader is a library's, its order (move, then cast) is the bug; a newer release may cast first.")
+        yield Vote("model_too_large", -0.3, "In the precision asked for, the weights fit.")
     elif signals.low_precision and half > 0.4 * capacity:
         yield Vote("model_too_large", 0.45, f"The weights take {format_size(int(half))} in half precision, "
                    f"{half / capacity:.0%} of the GPU, leaving little for activations.")
@@ -277,6 +285,12 @@ def precision(data: RuleInput) -> Iterator[Vote]:
     builds modules in fp32 and many pipelines keep that dtype unless told otherwise, so inference of
     a large generative model whose weights fill the card is, by default, inference in fp32."""
     signals, n = data.signals, data.numbers
+    if signals.half_needs_more:
+        yield Vote("framework_bug", 0.6, f'Half precision needs more memory than fp32 here ("{signals.evidence["half_needs_more"]}"): '
+                   "the dtype does not reach the model (a setting dropped on its way to the loader), or the weights are loaded "
+                   "twice; check the dtype of the loaded parameters.")
+        yield Vote("full_precision", -0.4, "Full precision is what fits here, not what fails.")
+        return
     if signals.full_precision_said:
         said = signals.evidence["full_precision_said"]
         # Failing while the weights are loaded in fp32 is the weights being twice their half size.
