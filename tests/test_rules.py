@@ -4824,3 +4824,12 @@ def test_half_weights_that_fit_failing_while_loading_reached_the_device_in_fp32(
     top = ids("loading shards\n", note)[:3]
     assert "full_precision" in top and "framework_bug" in top
     assert ids("loading shards\n", "loading the 5B checkpoint in bf16 onto a 12 GB card fails with OOM")[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "training a GAN, the torchmetrics FID I update every step makes GPU memory grow until OOM",
+    "our segmentation training leaks: memory keeps increasing each epoch since we added the dice metric",
+])
+def test_a_metric_object_in_a_loop_that_grows_keeps_every_batch(note):
+    assert _signals(note).metric_object
+    assert ids("step 900\n", note)[0] == "reference_leak"

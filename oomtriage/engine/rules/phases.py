@@ -330,6 +330,10 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "(or a model it ships) leaks; look for its fix in a newer release or its issue tracker.")
         yield Vote("graph_retained", -0.2, "No loop of the user's accumulates losses here.")
         yield Vote("reference_leak", -0.15, "No code of the user's keeps tensors here.")
+    if signals.metric_object:
+        yield Vote("reference_leak", 0.6, f'Memory grew ("{said}") with a metric object in the loop ("{signals.evidence["metric_object"]}"): '
+                   "many metrics keep every batch's predictions and targets as their state until compute(); call reset() after "
+                   "each compute, keep the metric's state on the CPU, or use a variant that keeps running sums.")
     if signals.phase == "generation" and "llm" not in signals.domains and signals.domains & {"audio", "encoder", "detection", "diffusion"}:
         # A recognizer, an encoder or a detector served call after call has no KV cache to grow: what
         # outlives each call is state the model keeps between calls (a streaming cache, hidden
@@ -348,7 +352,9 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "fragments as differently shaped arrays come and go.")
         yield Vote("reference_leak", 0.4, "Arrays kept in Python containers across the loop stay on the device.")
         return
-    if signals.domains & {"detection", "variable_length"}:
+    if signals.domains & {"detection", "variable_length"} and not (signals.growth_across_epochs or signals.metric_object):
+        # (memory that climbs from epoch to epoch, or beside a metric that keeps its inputs, outlives any one
+        # large input)
         yield Vote("input_size_too_large", 0.6, f'It failed partway ("{said}") on a workload with variable-size inputs: '
                    "memory peaks when the largest images / longest sequences / most objects arrive.")
         yield Vote("graph_retained", 0.35, "A loss accumulated without .item() also grows memory every step.")
