@@ -4833,3 +4833,20 @@ def test_half_weights_that_fit_failing_while_loading_reached_the_device_in_fp32(
 def test_a_metric_object_in_a_loop_that_grows_keeps_every_batch(note):
     assert _signals(note).metric_object
     assert ids("step 900\n", note)[0] == "reference_leak"
+
+
+def test_outputs_kept_from_a_forward_hold_the_weights_after_the_module_is_deleted():
+    note = ("scoring in a loop: net = Net().cuda(); logits, feats = net(batch); del net; yet memory_allocated() stays the "
+            "same and the second pass runs out")
+    signals = _signals(note)
+    assert signals.forward_outputs_bound and signals.freed_not_released and signals.second_round_fails
+    assert ids("pass 2\n", note)[0] == "missing_no_grad"
+    assert not _signals("net = Net().cuda() and then del net; memory_allocated() stays the same").forward_outputs_bound
+
+
+def test_a_device_query_that_reports_out_of_memory_is_the_driver_or_a_full_card():
+    note = "under WSL2, torch.cuda.device_count() already fails with CUDA error: out of memory, before anything is loaded"
+    assert ids("RuntimeError: CUDA error: out of memory\n", note)[0] == "framework_bug"
+    bare = "torch.cuda.set_device() fails with out of memory on the shared server"
+    assert ids("RuntimeError: CUDA error: out of memory\n", bare)[:2] and "batch_too_large" not in ids(
+        "RuntimeError: CUDA error: out of memory\n", bare)[:2]

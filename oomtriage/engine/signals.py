@@ -331,6 +331,10 @@ _WHILE_BUILDING = (r"\b(?:while|when|as|during)\b[^.;]{0,40}\b(?:construct\w*|in
 # and Windows' Linux layer, where page-locked (pinned) host memory is tightly capped.
 _LOADER_SETTINGS = r"\bpin_memory\b|\bprefetch_factor\b|\bpersistent_workers\b|\bnum_workers\s?=\s?[1-9]"
 _WSL = r"\bwsl2?\b|windows subsystem for linux"
+# A call that allocates nothing but the device context failing ("cudaGetDeviceCount fails with out
+# of memory", "torch.cuda.is_available() reports out of memory"): no tensor of the program is involved.
+_DEVICE_QUERY_FAILS = (r"\b(?:cudaGetDeviceCount|cuInit|cudaSetDevice|cudaFree\(0\)|cuDeviceGet\w*|cuCtxCreate\w*|nvmlInit\w*|"
+                       r"torch\.cuda\.(?:is_available|device_count|init|set_device)\(\)|tf\.config\.list_physical_devices\(\))")
 # The same program said to fit natively (on Windows itself, outside the VM or container).
 _NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b[^.;]{0,20}?\bnative(?:ly)?\b|"
                 r"\bnative(?:ly)?(?: on windows)?\b[^.;]{0,20}?\b(?:works?|worked|runs?|ran|is fine|fits?)\b|"
@@ -913,7 +917,13 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
 _FREED_BY_THE_PROGRAM = r"\bdel\b|\bdelet\w*|gc\.collect|\bunload\w*|\bfree(?:d|s|ing)? (?:the |it|them|my )"
 _MEMORY_STAYED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
                  r"(?:isn't|wasn't|aren't|weren't) (?:released|freed|returned)|not (?:released|freed)|"
-                 r"(?:stays?|remains?|stayed|remained) (?:allocated|occupied|in use|reserved))\b")
+                 r"(?:stays?|remains?|stayed|remained) (?:allocated|occupied|in use|reserved))\b|"
+                 # the allocator's own count unchanged: "memory_allocated() stays at 4584986624"
+                 r"\bmemory_(?:allocated|reserved)\(\)[^.;]{0,20}?\b(?:stays?|stayed|remains?|remained|is still|still reads|does(?: not|n't) (?:drop|change|go down))\b")
+# A forward's outputs bound to names in the note ("policy, value = model(x)", "out = net(batch)"):
+# outside no_grad they hold the graph, and through it the weights, for as long as the names live.
+# (a lower-case callee: "model = Model(...)" builds a module, it runs no forward)
+_FORWARD_OUTPUTS_BOUND = r"\b\w{1,40}(?:, ?\w{1,40}){0,5} ?= ?(?-i:(?:self\.)?(?:[a-z_]\w*?)?(?:model|net|network|encoder|decoder|policy)\w*)\((?!\s?\))"
 # Several processes of one program on one GPU: workers, replicas or actors sharing a card (each
 # TensorFlow or JAX process reserves most of it at start; fractional GPU requests are only a schedule).
 _SEVERAL_PROCESSES_ONE_GPU = (r"\bworkers_per_replica\b|\b(?:workers?|processes|replicas?) per (?:gpu|replica|card|device)\b|"
@@ -979,8 +989,8 @@ _GPU_IMBALANCE_WARNING = r"There is an imbalance between your GPUs|exclude GPU \
 # The first batch runs and the second one fails, every time: what the first left behind is still
 # held when the second needs the same room.
 _SECOND_ROUND_FAILS = (r"\bafter (?:a single|one|the first|1) (?:\w+ )?(?:batch|iteration|step|call|forward(?: pass)?|sample|image|input|request)\b(?: (?:has |had )?(?:run|ran|finished|completed|is done|was done))?|"
-                       r"\b(?:on|at|in|during) the (?:second|2nd) (?:\w+ )?(?:batch|iteration|call|forward(?: pass)?|sample|image|input|request)\b|"
-                       r"\b(?:the )?(?:second|2nd) (?:batch|iteration|call|forward(?: pass)?|request) (?:always )?(?:fails|crashes|runs out|ooms|dies)\b")
+                       r"\b(?:on|at|in|during) the (?:second|2nd) (?:\w+ )?(?:batch|iteration|call|forward(?: pass)?|pass|sample|image|input|request)\b|"
+                       r"\b(?:the )?(?:second|2nd) (?:batch|iteration|call|forward(?: pass)?|pass|request) (?:always )?(?:fails|crashes|runs out|ooms|dies)\b")
 # Vocabulary sizes of language-model families, from their published configs: a small model of a
 # large-vocabulary family spends more memory on its logits than on its weights.
 _FAMILY_VOCAB: list[tuple[str, int]] = [
@@ -1218,6 +1228,8 @@ class Signals:
     crops_named: bool = False
     half_needs_more: bool = False
     metric_object: bool = False
+    forward_outputs_bound: bool = False
+    device_query_fails: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
@@ -2099,7 +2111,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
@@ -2134,6 +2146,11 @@ def read_signals(context: TriageContext) -> Signals:
         signals.evidence["library_beside_framework"] = f"{failing_library.group(0)} beside {framework_in_note.group(0)}"
     if _search(_FREED_BY_THE_PROGRAM, note):
         _mark(signals, "freed_not_released", _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note))
+    if signals.reserved_grows and signals.freed_not_released and not _search(r"reserved|cached", signals.evidence["reserved_grows"]):
+        # "del net; memory_allocated() stays the same": the count that did not drop after a delete is
+        # memory still referenced, not a cache growing beside flat live memory.
+        signals.reserved_grows = False
+        signals.evidence.pop("reserved_grows", None)
     log_tail = f"{message}\n{excerpt[-20000:]}"
     if not signals.saving:
         # FSDP's own warning when gathering a full state dict runs out ("Failed to clone() tensor ...

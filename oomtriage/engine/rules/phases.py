@@ -270,6 +270,12 @@ def freed_but_not_released(data: RuleInput) -> Iterator[Vote]:
     if data.framework in ("pytorch", "tensorflow", "jax", "unknown"):
         yield Vote("reference_leak", 0.55, f'The memory stayed after the objects were deleted ("{said}"): something still references '
                    "them (an optimizer, a closure, kept outputs, a notebook's output history).")
+        if signals.forward_outputs_bound and not signals.no_grad_already and signals.phase not in ("training", "optimizer_setup"):
+            # Outputs computed with gradients on hold the graph, and the graph holds the weights it
+            # used: while the outputs live, deleting the module frees none of it.
+            yield Vote("missing_no_grad", 0.6, f'The outputs of the forward are kept ("{signals.evidence["forward_outputs_bound"]}"), and '
+                       "with no training step they still carry the autograd graph, which holds the weights and activations: "
+                       "run the forward under torch.no_grad() / inference_mode(), or detach what you keep.")
     else:
         yield Vote("framework_bug", 0.6, f'The memory stayed after the library\'s objects were deleted ("{said}"): the library keeps '
                    "its device buffers; upgrade it, or load once and reuse the object (or run each load in its own process).")
@@ -468,6 +474,24 @@ def data_loading(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_device_query_that_reports_out_of_memory(data: RuleInput) -> Iterator[Vote]:
+    """An out-of-memory error from a call that allocates no tensor (counting devices, initialising
+    the driver, choosing a device): only the device context is being made, and it needs a few hundred
+    MB that a card already full cannot give; where nothing else runs, the driver or the platform's GPU
+    layer (WSL, a container runtime) is what fails."""
+    signals = data.signals
+    if not signals.device_query_fails or signals.growth:
+        return
+    said = signals.evidence["device_query_fails"]
+    yield Vote("framework_bug", 0.6 if signals.wsl else 0.4, f'It fails at a call that allocates no tensor ("{said}")'
+               + (", under WSL" if signals.wsl else "") + ": the driver or the platform's GPU layer cannot create the device "
+               "context; update the driver (and WSL / the container runtime), or check nvidia-smi outside it.")
+    yield Vote("other_process_or_device", 0.4, "A card already full (another process, a crashed job) cannot host a new context either.")
+    for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
+        yield Vote(cause, -0.4, "No tensor of the program exists yet at that call.")
+
+
+@rule
 def pinned_memory_under_wsl(data: RuleInput) -> Iterator[Vote]:
     """Under WSL the CUDA driver caps page-locked (pinned) host memory far below the RAM, and a
     DataLoader with pinned, prefetched batches across workers needs a lot of it; its failure is
@@ -661,7 +685,8 @@ def second_round_fails(data: RuleInput) -> Iterator[Vote]:
     if not signals.second_round_fails or signals.phase in ("training", "optimizer_setup", "loading", "data_loading"):
         return
     said = signals.evidence["second_round_fails"]
-    graphs_kept = signals.phase in ("evaluation", "generation") and not signals.no_grad_already
+    graphs_kept = (signals.phase in ("evaluation", "generation") or (signals.phase == "unknown" and signals.forward_outputs_bound)) \
+        and not signals.no_grad_already
     yield Vote("reference_leak", 0.3 if graphs_kept else 0.5, f'It fails once one batch has run ("{said}"): the first batch\'s '
                "results are still referenced (a variable, a list, outputs with hidden states) when the next one runs; drop "
                "them (`del outputs`) or keep only what is needed on the CPU.")
