@@ -4850,3 +4850,19 @@ def test_a_device_query_that_reports_out_of_memory_is_the_driver_or_a_full_card(
     bare = "torch.cuda.set_device() fails with out of memory on the shared server"
     assert ids("RuntimeError: CUDA error: out of memory\n", bare)[:2] and "batch_too_large" not in ids(
         "RuntimeError: CUDA error: out of memory\n", bare)[:2]
+
+
+@pytest.mark.parametrize("note", [
+    "Building the engine works with batch size 4, but with batch size 32 I get out of memory.",
+    "batch 8 fits; at batch size 24 the step fails with CUDA OOM",
+])
+def test_a_smaller_batch_that_fits_beside_a_larger_that_fails_is_the_batch(note):
+    signals = _signals(note)
+    assert signals.smaller_batch_fits and signals.batch_size in (32, 24)
+    assert ids("[E] OutOfMemory\n", note)[0] == "batch_too_large"
+    assert not _signals("batch size 32 fails, and batch size 4 fails too").smaller_batch_fits
+
+
+def test_a_question_mark_ends_a_sentence():
+    from oomtriage.engine.signals import _SENTENCE_END
+    assert _SENTENCE_END.split("Why does it fail? It works fine on the laptop.") == ["Why does it fail", "It works fine on the laptop."]

@@ -1230,6 +1230,7 @@ class Signals:
     metric_object: bool = False
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
+    smaller_batch_fits: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
@@ -1446,13 +1447,42 @@ def _stated_bytes(subject: str, note: str) -> int | None:
     return parse_size(match.group(1)) if match else None
 
 
-def read_numbers(note: str, signals: Signals) -> None:
+_BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|"
+                 r"(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b")
+
+
+# A clause that says its batch went through: "works with batch size 2", "batch 8 fits", "at 4 it trains".
+_BATCH_WORKED = r"\b(?:works?|worked|fits?|fitted|runs?|ran|trains?|trained|is fine|was fine|goes through|went through|succeeds?|succeeded|ok|okay)\b"
+
+
+def _batches_in(text: str) -> list[int]:
+    return [int(next(group for group in match.groups() if group)) for match in re.finditer(_BATCH_STATED, text, re.IGNORECASE)]
+
+
+def read_numbers(note: str, signals: Signals, what_failed: str | None = None) -> None:
     # The batch a library's example fits is not this run's ("the example works up to batch 32, mine
     # fails at 16"): read the run's batch from the rest.
     run_note = re.sub(_EXAMPLE_FITS_BATCH, " ", note, flags=re.IGNORECASE)
-    batch = _search(r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b", run_note)
+    # A batch said to work beside one that fails ("works with batch size 2, but with 16 it runs out"):
+    # the run's batch is the failing one, and a smaller batch fitting is itself a lead.
+    failing = re.sub(_EXAMPLE_FITS_BATCH, " ", what_failed, flags=re.IGNORECASE) if what_failed is not None else run_note
+    worked, failed = [], []
+    for sentence in _SENTENCE_END.split(run_note):
+        for clause in _CLAUSE.split(sentence):
+            sizes = _batches_in(clause)
+            if not sizes:
+                continue
+            if _search(_FAILURE_WORDS, clause):
+                failed += sizes
+            elif _search(_BATCH_WORKED, clause):
+                worked += sizes
+    batch = _search(_BATCH_STATED, failing) or _search(_BATCH_STATED, run_note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
+    if worked and failed and max(worked) < max(failed):
+        signals.batch_size = max(failed)
+        signals.smaller_batch_fits = True
+        signals.evidence["smaller_batch_fits"] = f"batch {max(worked)} works, {max(failed)} fails"
     seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
                   r"max[_ -]model[_ -]len|ctx|(?:input |prompt |the )?length)\s*(?:of|=|:|is|set to|to)?\s*(?:~ ?|about |around |approximately |roughly |over )?(\d+(?:\.\d+)?\s?[kK]|\d{4,})\b", note) \
         or _search(r"((?<![\d.,])\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
@@ -1931,7 +1961,7 @@ def read_runtime(context: TriageContext, signals: Signals) -> None:
             signals.evidence["growth"] = f"{steps} optimizer steps completed before the OOM"
 
 
-_SENTENCE_END = re.compile(r"(?<=[\w)\]])\.\s+|;\s+|:\s+|\n")
+_SENTENCE_END = re.compile(r"(?<=[\w)\]])[.?!]\s+|;\s+|:\s+|\n")
 
 
 def _failing_sentences(note: str) -> str:
@@ -2090,7 +2120,7 @@ def read_signals(context: TriageContext) -> Signals:
     # that ran, not the failing run's ("with device_map='auto' it trains").
     what_failed = " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))
     signals.phase, signals.phase_source = detect_phase(context, note)
-    read_numbers(note, signals)
+    read_numbers(note, signals, what_failed)
     if signals.batch_size is not None:
         signals.evidence.setdefault("batch_size", "the note")
     if context.runtime:

@@ -707,6 +707,12 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
     shape = error.tensor_shape if error else None
     said = signals.evidence.get("batch_size", "the note")
     where = f"the command line ({said.split(': ', 1)[-1][:80]})" if said.startswith("the command line") else "the note"
+    if signals.smaller_batch_fits and not signals.growth:
+        yield Vote("batch_too_large", 0.7, f'A smaller batch fits where this one fails ("{signals.evidence["smaller_batch_fits"]}"): '
+                   "the activations of the larger batch are what does not fit; use the largest batch that fits, with "
+                   "gradient accumulation for the effective batch you want.")
+        for cause in ("cudnn_or_workspace", "fragmentation"):
+            yield Vote(cause, -0.3, "The same setup fits at the smaller batch: what changed between the two runs is the batch.")
     if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
                    f"({signals.batch_size}) from {where}.")
