@@ -4866,3 +4866,14 @@ def test_a_smaller_batch_that_fits_beside_a_larger_that_fails_is_the_batch(note)
 def test_a_question_mark_ends_a_sentence():
     from oomtriage.engine.signals import _SENTENCE_END
     assert _SENTENCE_END.split("Why does it fail? It works fine on the laptop.") == ["Why does it fail", "It works fine on the laptop."]
+
+
+def test_oom_even_with_another_setting_and_a_tiny_batch_lowered_is_no_batch_left():
+    note = "training the base model on my 4GB card I get out of memory even with max_len = 128 and batch_size = 2"
+    assert _signals(note).batch_no_help
+    assert ids("step 0\n", note)[0] == "model_too_large"
+    assert not _signals("out of memory even with max_len = 128, and batch_size = 64 is what I need").batch_no_help
+
+
+def test_the_minimum_gpu_spec_asked_is_the_requirement():
+    assert _signals("what is the minimum GPU spec to fine-tune the small model? it OOMs on mine").memory_requirement_asked
