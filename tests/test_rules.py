@@ -4877,3 +4877,14 @@ def test_oom_even_with_another_setting_and_a_tiny_batch_lowered_is_no_batch_left
 
 def test_the_minimum_gpu_spec_asked_is_the_requirement():
     assert _signals("what is the minimum GPU spec to fine-tune the small model? it OOMs on mine").memory_requirement_asked
+
+
+def test_the_cpu_asked_for_in_a_question_is_not_where_the_run_was():
+    assert not _signals("it fits for training but the merge runs out of memory; can the merge be done on the CPU?").cpu_mode
+    assert _signals("I run it on the cpu and it still reports a CUDA allocation").cpu_mode
+
+
+def test_the_longest_item_singled_out_is_a_long_input():
+    note = "most of my clips are 5 seconds but the longest one is 90 seconds, and training runs out of memory"
+    assert _signals(note).long_input
+    assert ids("epoch 1\n", note)[0] == "input_size_too_large"

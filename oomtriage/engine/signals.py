@@ -290,7 +290,8 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
 _CPU_MODE = (r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
-             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))|"
+             # ("can merging be done on the CPU?" asks for it: the run was not there)
+             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))(?![^.;]{0,12}\?)|"
              r"meant to (?:use|run on) the cpu")
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
@@ -613,6 +614,8 @@ _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) 
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
+               # the longest item singled out: "only a few sentences exceed 150 words, the longest has 234"
+               r"\bthe longest (?:one |sentence |sequence |sample |example |document |utterance |recording |text |image |prompt )?(?:has|is|was|contains|reaches|goes up to)\b|"
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
                # ("beyond 5 million sentences" counts them: only a length over the limit here)
                r"\b(?:sentences?|utterances?|paragraphs?|lines?|articles?|tokens)\b[^.;]{0,40}?\b(?:longer than|exceeds?|exceeding|exceeded) (?:the )?(?:model'?s? )?(?:max\w*|limit|\d+)|"
