@@ -4888,3 +4888,12 @@ def test_the_longest_item_singled_out_is_a_long_input():
     note = "most of my clips are 5 seconds but the longest one is 90 seconds, and training runs out of memory"
     assert _signals(note).long_input
     assert ids("epoch 1\n", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note, capacity, count", [
+    ("fine-tuning on 8x80G A100 with ZeRO-2 runs out", 80 * 10**9, 8),
+    ("two 40G A100s, and it still fails", 40 * 10**9, 2),
+])
+def test_a_card_size_written_with_a_bare_g_before_its_name(note, capacity, count):
+    signals = _signals(note)
+    assert signals.note_gpu_capacity == capacity and signals.gpu_count == count

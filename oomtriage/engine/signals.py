@@ -1556,6 +1556,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     not_a_place = r"(?!(?:on|in|of|per|from|to|at|for)\b)"
     gpu = _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{1,4}\w*)s?)", note) \
+        or _search(r"(?:\b(?:a|an|one|single|two|three|four|six|eight|\d{1,3})\s?[x*]?\s?|(?<=\d[x*]))(\d{2,3})\s?G (?:NVIDIA |Tesla )?(?-i:[AHLV]\d{2,3})s?\b", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
@@ -1583,7 +1584,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     signals.weight_bytes = _weight_bytes(note)
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
         signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
-    count = _search(r"\b(\d+)\s?x\s?(?:[A-Z]|\d{2} ?GB)", note) or \
+    count = _search(r"\b(\d+)\s?[x*]\s?(?:[A-Z]|\d{2} ?GB?\b)", note) or \
         _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:\d{1,3}(?:\.\d)? ?GB )?(?:(?!GB\b|(?:on|with|across|over|using|of|per|in|and|to|from)\b|\d+ )[\w-]+ ){0,3}(?:GPUs|cards|[A-Z]?\d{2,4}s|[A-Z]\d{1,4}s|ranks|devices|chips)\b", note) \
         or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?(?:[ _-]size)?|tp_size)[ =_:]*(\d+)\b", note) \
         or _search(r"\b(\d{1,3}) (?:x )?(?:nvidia |tesla )?(?:[ahvlb]\d{2,3}|rtx ?\d{4}|gtx ?\d{3,4}|mi\d{3}x?)s?\b", note) \
