@@ -4897,3 +4897,20 @@ def test_the_longest_item_singled_out_is_a_long_input():
 def test_a_card_size_written_with_a_bare_g_before_its_name(note, capacity, count):
     signals = _signals(note)
     assert signals.note_gpu_capacity == capacity and signals.gpu_count == count
+
+
+@pytest.mark.parametrize("note", [
+    "after a git pull the server runs out of memory at startup; I bisected it down to commit 4e2f1a9",
+    "I updated the package this morning and it now throws CUDA out of memory on the same prompt",
+])
+def test_a_failure_traced_to_a_change_or_an_update_is_a_regression(note):
+    assert _signals(note).upgrade_regression
+
+
+def test_a_reload_that_names_no_dtype_is_fp32_whatever_an_earlier_call_asked():
+    note = ("I first built the pipeline with from_pretrained(repo, torch_dtype=torch.float16) and saved it; the service "
+            "then loads it with StableDiffusionPipeline.from_pretrained(local_dir) and runs out of memory")
+    signals = _signals(note)
+    assert signals.load_without_dtype and signals.weight_bytes == 4.0
+    assert "full_precision" in ids("x\n", note)[:2]
+    assert not _signals("pipe = Pipeline.from_pretrained(repo, torch_dtype=torch.bfloat16) runs out of memory").load_without_dtype

@@ -189,6 +189,10 @@ _LIBRARY_NAMES = rf"(?:{_LIBRARY_WORDS})"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
                    # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
                    r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|"
+                   # "I backtracked and traced the issue to PR #13746", "bisected it down to commit 4e2f1a"
+                   r"\b(?:traced|bisected|narrowed|tracked)\b[^.;]{0,25}?\b(?:down )?to (?:the |a |one )?(?:PR|pull request|merge request|commit|merge|change)\b|"
+                   # "I've updated llama-server today and it now throws out of memory errors"
+                   r"\bupdated\b[^.;]{0,40}?\b(?:and|,) (?:it |this |that )?(?:now |suddenly |since then )?(?:throws|fails|crashes|runs out|ooms|gives|reports|errors)\b|"
                    # "since the libcudf++ merge", "after the allocator rewrite"
                    r"(?:since|after) (?:the |that )?[\w+.-]+ (?:merge|refactor|rewrite|port|migration)\b|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
@@ -1239,6 +1243,7 @@ class Signals:
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
+    load_without_dtype: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
@@ -2185,6 +2190,14 @@ def read_signals(context: TriageContext) -> Signals:
         signals.evidence["library_beside_framework"] = f"{failing_library.group(0)} beside {framework_in_note.group(0)}"
     if _search(_FREED_BY_THE_PROGRAM, note):
         _mark(signals, "freed_not_released", _search(_MEMORY_STAYED, note) or _search(_NOT_RELEASED, note))
+    # The last from_pretrained(...) in the note names no dtype ("...from_pretrained(cache_path)") while
+    # half precision is named elsewhere: the load that ran takes the library's default, fp32.
+    loads = list(re.finditer(r"\bfrom_pretrained\(([^()]{0,300})\)", note))
+    if loads and not re.search(r"\b(?:torch_)?dtype\s?=|load_in_(?:4|8)bit|quantization_config", loads[-1].group(1)):
+        signals.load_without_dtype = True
+        signals.evidence["load_without_dtype"] = loads[-1].group(0)
+        if signals.weight_bytes == 2.0:
+            signals.weight_bytes = 4.0  # the half precision named was another call's; this load is fp32
     if signals.reserved_grows and signals.freed_not_released and not _search(r"reserved|cached", signals.evidence["reserved_grows"]):
         # "del net; memory_allocated() stays the same": the count that did not drop after a delete is
         # memory still referenced, not a cache growing beside flat live memory.

@@ -291,6 +291,12 @@ def precision(data: RuleInput) -> Iterator[Vote]:
                    "twice; check the dtype of the loaded parameters.")
         yield Vote("full_precision", -0.4, "Full precision is what fits here, not what fails.")
         return
+    if signals.load_without_dtype and signals.phase not in ("training", "optimizer_setup") and not signals.lora:
+        said = signals.evidence["load_without_dtype"]
+        # (half precision named in another call of the note is that call's, not this one's)
+        yield Vote("full_precision", 0.6 if signals.low_precision else 0.45, f'The model is loaded with "{said}", which names no '
+                   "dtype: transformers and diffusers load fp32 weights then, twice what fp16/bf16 takes, whatever an earlier "
+                   "call asked for; pass torch_dtype=torch.float16 (or bfloat16) to this call too.")
     if signals.full_precision_said:
         said = signals.evidence["full_precision_said"]
         # Failing while the weights are loaded in fp32 is the weights being twice their half size.
