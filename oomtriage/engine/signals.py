@@ -1480,7 +1480,8 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     # the run's batch is the failing one, and a smaller batch fitting is itself a lead.
     failing = re.sub(_EXAMPLE_FITS_BATCH, " ", what_failed, flags=re.IGNORECASE) if what_failed is not None else run_note
     worked, failed = [], []
-    for sentence in _SENTENCE_END.split(run_note):
+    # (only a note that states two batches can compare them: one pass over it decides)
+    for sentence in _SENTENCE_END.split(run_note) if len(_batches_in(run_note)) >= 2 else ():
         for clause in _CLAUSE.split(sentence):
             sizes = _batches_in(clause)
             if not sizes:
