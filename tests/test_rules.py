@@ -4914,3 +4914,20 @@ def test_a_reload_that_names_no_dtype_is_fp32_whatever_an_earlier_call_asked():
     assert signals.load_without_dtype and signals.weight_bytes == 4.0
     assert "full_precision" in ids("x\n", note)[:2]
     assert not _signals("pipe = Pipeline.from_pretrained(repo, torch_dtype=torch.bfloat16) runs out of memory").load_without_dtype
+
+
+def test_gradient_accumulation_added_to_a_run_that_fit_is_its_buffers():
+    note = ("with the original optimizer it trains at batch 32; wrapped with gradient accumulation (accum_steps=8) "
+            "even batch 8 goes OOM")
+    signals = _signals(note)
+    assert signals.accumulation_named and signals.batch_size == 8
+    assert ids("Resource exhausted: OOM when allocating tensor with shape[1024,4096]\n", note)[0] == "optimizer_state"
+
+
+@pytest.mark.parametrize("note", [
+    "preprocessing 30M documents keeps blowing up my RAM",
+    "the tokenizer map ends up swapping to disk and then the machine stalls",
+])
+def test_ram_blown_up_or_gone_to_swap_is_the_hosts(note):
+    assert _signals(note).host_ram
+    assert ids("map 40%\n", note)[0] == "dataloader_or_host"

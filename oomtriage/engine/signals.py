@@ -352,6 +352,9 @@ _NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b
 # Host RAM, not the GPU, named as what fills up.
 _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\b(?:cpu|host|system|ram)[- ]oom\b|\boom on (?:the )?(?:cpu|host)\b|"
+             # "the tokenizing keeps blowing up my RAM", "it requires swapping on disk"
+             r"\b(?:blows?|blew|blowing) up (?:my |the |all (?:of )?(?:my |the )?)?(?:system |host )?ram\b|"
+             r"\b(?:requires?|required|starts?|started|goes? into|went into|ends? up|ended up)\b[^.;]{0,10}?\b(?:swapping|to swap|using (?:the )?swap)\b|"
              # the data loader's workers share batches through /dev/shm: "insufficient shared memory (shm)"
              r"\b(?:insufficient|out of|not enough|too little|more|enlarge\w*|increas\w*|rais\w*) (?:the )?shared memory\b|\bshared memory (?:\(shm\) )?(?:limit|size)\b|/dev/shm\b|--shm-size\b|"
              # Python's own exception when the process cannot get host memory (not OutOfMemoryError)
@@ -417,7 +420,8 @@ _LOSS_KEPT = (r"\.append\(\s*\w*loss\w*\s*\)|\b(?P<sum>\w*loss\w*) ?= ?(?P=sum) 
               # Any tensor summed across a loop while it requires grad keeps every iteration's graph.
               r"\b\w+ ?\+= ?\w+\b(?!\.item)[^\n]{0,200}requires_grad(?: is| =|=)? ?(?:on|true)|requires_grad(?: is| =|=)? ?(?:on|true)[^\n]{0,200}\b\w+ ?\+= ?\w+\b(?!\.item)|"
               # said in words: "x keeps its gradient and is accumulated into y every step"
-              r"\b(?:keeps?|kept|has|have|with|carr\w*|still requir\w*) (?:its |their |the )?(?:grad(?:ient)?s?|autograd history|(?:computation(?:al)? )?graph|grad_fn)\b"
+              # ("with gradient accumulation" names the training technique, not a tensor that keeps its graph)
+              r"\b(?:keeps?|kept|has|have|with|carr\w*|still requir\w*) (?:its |their |the )?(?:grad(?:ient)?s?|autograd history|(?:computation(?:al)? )?graph|grad_fn)\b(?![ _]accumulat)"
               r"[^.;]{0,40}?\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b|"
               r"\b(?:accumulat\w*|summ\w*|sums?|add(?:s|ed|ing)?|append\w*|collect\w*)\b[^.;]{0,60}?\b(?:still )?(?:keeps?|has|have|requires?|carr\w*) "
               r"(?:its |their |a |the )?(?:(?:computation(?:al)? )?graph|grad(?:ient)?s?|grad_fn|autograd history)\b(?! (?:disabled|off))")
@@ -776,12 +780,18 @@ _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.
                   r"\b((?:hidden|hx|h0|state|states|cell|carry|mems?|memory|past)\w*)\s*(?:,\s*\w+\s*)*=\s*[\w.]+\((?:[^()]{0,80}?[,(\s])?\1\s*[,)]")
 # The same work fits with the original implementation and fails with a variant of it (a fork, an
 # optimized or "fast" version, a wrapper): the variant adds the memory.
+# Gradient accumulation named ("extend_with_gradient_accumulation", "accumulate_gradient_steps=2",
+# "grad_accum_steps"): an optimizer wrapper that accumulates keeps a buffer the size of every weight.
+_ACCUMULATION_NAMED = (r"\bgradient[ _]accumulation\w*|\bgrad(?:ient)?_accum\w*|\baccum(?:ulate)?_grad\w*|\baccumulate_gradient\w*|"
+                       r"\baccumulat\w* (?:the )?gradients?\b")
 _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
                   # "with stock SAM and the same settings this problem does not exist"
                   r"(?:(?:and|with|at|using) (?:the )?(?:very )?same (?:settings|config\w*|parameters|arguments|options|inputs|images|data) )?"
                   r"(?:(?:this|the|that) )?(?:problem|issue|error|oom)?\s?(?:does ?n[o']t (?:exist|happen|occur)|does not (?:exist|happen|occur)|"
                   r"(?:works?|worked|runs?|ran|fits?|fitted) (?:fine|ok|okay|well)?|is fine|was fine|there is no (?:problem|issue))|"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,2}?(?:works?|worked|runs?|ran|fits?|fitted|is fine|has no (?:problem|issue))\b|"
+                  # "with the original optimizer it trains at batch 32"
+                  r"\b(?:with|using) (?:the )?(?:stock|original|vanilla|plain) (?:\w+ ){0,2}?(?:it |this |training )?(?:trains?|trained|runs?|ran|works?|worked|fits?)\b(?! out\b)|"
                   # "the original SAM with identical settings does not have this problem"
                   r"\b(?:the )?(?:stock|original|vanilla|upstream|plain|official) (?:\w+ ){0,2}?(?:(?:with|at|using) (?:the )?(?:very )?(?:same|identical) (?:settings|config\w*|parameters|arguments|options|inputs) )?"
                   r"(?:does ?n[o']t|does not|did ?n[o']t|did not) (?:have|show|hit|get|see) (?:this|the|that|any|such) (?:problem|issue|error|oom|leak)\b|"
@@ -1244,6 +1254,7 @@ class Signals:
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
     load_without_dtype: bool = False
+    accumulation_named: bool = False
     smaller_width_fits: bool = False
     tool_memory_cap: bool = False
     models_in_a_loop: bool = False
@@ -1493,6 +1504,8 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     batch = _search(_BATCH_STATED, failing) or _search(_BATCH_STATED, run_note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
+    if worked and failed:
+        signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
     if worked and failed and max(worked) < max(failed):
         signals.batch_size = max(failed)
         signals.smaller_batch_fits = True
@@ -2156,7 +2169,7 @@ def read_signals(context: TriageContext) -> Signals:
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),

@@ -617,6 +617,14 @@ def a_variant_of_an_implementation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if not signals.original_fits:
         return
+    if signals.accumulation_named:
+        # The variant is the optimizer wrapped to accumulate: its extra memory is its buffers, one the
+        # size of each weight (Keras/TF wrappers, JAX's accumulate steps), not a bug.
+        yield Vote("optimizer_state", 0.6, f'Gradient accumulation was added to a run that fit ("{signals.evidence["accumulation_named"]}"): '
+                   "an accumulating optimizer keeps a buffer as large as the weights beside its moments; accumulate into the "
+                   "gradients the framework already keeps (backward several times, step once), or use a lighter optimizer.")
+        yield Vote("batch_too_large", -0.3, "A smaller batch with accumulation fails where a larger one without it fit.")
+        return
     yield Vote("framework_bug", 0.65, f'The original implementation fits the same work ("{signals.evidence["original_fits"]}"): '
                "the variant that fails adds the memory (its caching, compiled kernels or batching); report it there, or use the original.")
     for cause in ("input_size_too_large", "batch_too_large"):
