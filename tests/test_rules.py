@@ -4931,3 +4931,66 @@ def test_gradient_accumulation_added_to_a_run_that_fit_is_its_buffers():
 def test_ram_blown_up_or_gone_to_swap_is_the_hosts(note):
     assert _signals(note).host_ram
     assert ids("map 40%\n", note)[0] == "dataloader_or_host"
+
+
+def test_models_compiled_inside_a_loop_are_kept_by_the_session():
+    note = ("each round I call model.compile(loss='mse', optimizer='adam') inside the loop and then model.fit; "
+            "memory climbs every round until it runs out")
+    assert _signals(note).models_in_a_loop
+    assert ids("round 14\n", note)[0] == "reference_leak"
+    assert "clear_session" in evidence_of("round 14\n", note, "reference_leak")
+
+
+@pytest.mark.parametrize("note", [
+    "there is not enough memory on my card for the large model",
+    "it stops with insufficient GPU memory halfway through",
+])
+def test_not_enough_memory_said_is_an_oom(note):
+    assert ids("", note)
+    assert not ids("", "there is enough memory on my card for the large model")
+
+
+def test_a_pipelines_first_model_not_freed_before_the_next_is_kept():
+    note = ("the detector runs first, then the captioner; the detector model is not properly garbage collected, so "
+            "there is not enough memory for the captioner on my 8GB card")
+    assert _signals(note).model_replaced
+    assert ids("", note)[0] == "reference_leak"
+    assert _signals("both the denoiser and the vocoder models are loaded at the same time and it runs out").model_replaced
+
+
+@pytest.mark.parametrize("note, capacity", [
+    ("it runs out of memory on my 6GB RTX 3060", 6 * 10**9),
+    ("it runs out of memory on my RTX 3060 (6GB)", 6 * 10**9),
+    ("it runs out of memory on my RTX 3060", 12 * 10**9),
+    ("it runs out on a GTX 1060 (3 GB)", 3 * 10**9),
+])
+def test_a_size_stated_beside_a_cards_name_is_that_cards(note, capacity):
+    assert _signals(note).note_gpu_capacity == capacity
+
+
+def test_an_amount_used_across_cards_is_no_cards_size():
+    assert _signals("it uses 8 GB on 2 GPUs and then fails").note_gpu_capacity is None
+
+
+_EVAL_FRAME = 'Traceback (most recent call last):\n  File "run.py", line 40, in evaluate\n    out = net(x)\nRuntimeError: CUDA out of memory.\n'
+
+
+def test_training_that_fits_beside_an_evaluation_that_fails_keeps_a_graph():
+    note = "training works fine at batch 64; it's only when the evaluate() function is called that it runs out of memory"
+    signals = _signals(note, _EVAL_FRAME)
+    assert signals.eval_only_fails and signals.phase == "evaluation"
+    assert ids(_EVAL_FRAME, note)[0] == "missing_no_grad"
+    # training on patches and evaluating whole images: the inputs differ, the rule stays out
+    patches = "training on 96x96 patches works fine, but evaluation on the full images runs out of memory"
+    assert not any("Training fits and only its evaluation fails" in e for c in ranked(_EVAL_FRAME, patches) for e in c.evidence)
+
+
+def test_a_function_restoring_something_other_than_saved_state_is_no_loading():
+    def frame(name: str) -> str:
+        return f'Traceback (most recent call last):\n  File "t.py", line 9, in {name}\n    y = f(x)\nRuntimeError: CUDA out of memory.\n'
+    assert _signals("it fails", frame("restore_speech_timestamps")).phase != "loading"
+    assert _signals("it fails", frame("restore_checkpoint")).phase == "loading"
+
+
+def test_memory_used_exponentially_is_growth():
+    assert _signals("after a few episodes it started to use memory exponentially").growth

@@ -25,6 +25,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     # "it takes more than 32G and runs out": run out of nothing named is out of memory
     r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\bMemoryError\b|"
+    # "there is just not enough memory for both models", "insufficient GPU memory"
+    r"\b(?:not|isn't|is not|wasn't|was not|no longer) (?:enough|sufficient) (?:gpu |video |device |host |system |cuda )?(?:memory|vram|ram)\b|\binsufficient (?:gpu |video |device |cuda )?(?:memory|vram)\b|"
     # "it is impossible to run it with 8GB of VRAM", "can't load it on my 6 GB card"
     r"\b(?:impossible|unable|not able) to (?:run|fit|train|load|use)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     r"\b(?:can't|cannot|can not|couldn't|could not) (?:run|fit|train|load)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"

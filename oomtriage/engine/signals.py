@@ -16,8 +16,11 @@ from oomtriage.sizes import SIZE_PATTERN, parse_size
 # --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
     ("data_loading", r"_worker_loop|dataloader|__getitem__|collate|pin_memory|_next_data"),
-    # A call or a function named restore/resume, not a flag passed along ("restore=args.restore").
-    ("loading", r"load_state_dict|torch\.load|\bload\(|from_pretrained|load_checkpoint|(?:^|[\s.])_?(?:restore|resume)\w*(?:\(|\s|$)|"
+    # A call or a function named restore/resume, not a flag passed along ("restore=args.restore"),
+    # and what it restores is saved state (restore_speech_timestamps restores none).
+    ("loading", r"load_state_dict|torch\.load|\bload\(|from_pretrained|load_checkpoint|"
+                r"(?:^|[\s.])_?(?:restore|resume)(?:_(?:from\w*|checkpoints?|ckpts?|models?|weights?|states?|params|parameters|variables|session|training|train|"
+                r"optimi[sz]er\w*|latest|last|best|nets?|networks?|snapshots?|saved\w*))?(?:\(|\s|$)|"
                 r"load_\w*(?:state|ckpt|checkpoint|weights|model)|_load_from_state_dict|load_model|safe_open|load_file"),
     ("optimizer_setup", r"(?:init|initiali[sz]e|configure|setup|create|build)_\w*optim|deepspeed\.initialize|\binitialize\(|"
                         r"ZeroOptimizer|zero_optim|_init_zero|optimizer_and|and_optimizer"),
@@ -97,6 +100,8 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            # "the card fills up over the run", "fills during training until it fails"
            r"\bfill(?:s|ed|ing)? (?:up )?(?:over|during|in the course of|throughout) (?:the |a |my |our )?(?:whole |entire )?(?:run|training|session|episode|course of (?:the )?(?:run|training))\b|"
            r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|"
+           # "it started to use memory exponentially"
+           r"\b(?:us|consum|eat|tak)(?:e|es|ed|ing|s)? (?:up )?(?:more and more |ever more )?(?:gpu |vram |host |cpu |system )?(?:memory|ram|vram) (?:exponentially|linearly)\b|"
            r"(?:rising|rose|grew|growing|goes) from|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
@@ -889,13 +894,14 @@ _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|f
 # search, a pipeline that creates and discards models): each one's weights and graph stay unless it is
 # freed (Keras/TensorFlow keep them in the global session until clear_session()).
 _MODEL_LOOP = (r"\b(?:k-?fold|(?:each|every|per) (?:fold|trial|configuration|combination)|(?:each|every) of the (?:\d+ )?(?:folds|trials|configurations|combinations)|grid ?search\w*|gridsearchcv|"
-               r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|in (?:a|the|each) (?:for |while )?loop|set of loops|"
+               r"hyper-?parameter (?:search|tuning|sweep|grid|optimi[sz]ation|table)|hyperopt|optuna|sweep\w*|(?:in|inside|within) (?:a|the|each) (?:for |while )?loop|set of loops|"
                r"repeatedly|over and over|again and again|one after (?:another|the other)|"
                # "a new model in every iteration of a loop", "in each iteration of the outer loop"
                r"(?:each|every) (?:iteration|pass|round|run) of (?:a|the|my|an|our) (?:\w+ )?loop|"
                r"(?:large|bigger|larger) grids?|many models|several models|multiple models)\b")
-_MODEL_CREATED = (r"\bload_model\b|\bload(?:s|ed|ing)? (?:the |a |my )?(?:saved |same |trained |stored )?models?\b|"
-                  r"(?:\b(?:build\w*|built|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
+_MODEL_CREATED = (r"\bload_model\b|\b\w*(?:model|net)\w*\.compile\(|\bload(?:s|ed|ing)? (?:the |a |my )?(?:saved |same |trained |stored )?models?\b|"
+                  # (compiling a Keras model builds its training graph anew in the session)
+                  r"(?:\b(?:build\w*|built|compil\w*|creat\w*|new|fresh|initiali[sz]\w*|instantiat\w*|construct\w*)|(?<![-\w])tun(?:e|es|ed|ing))\b"
                   # a library's model class counts as a model: "a new SetFitModel", "a fresh UNet"
                   r"[^.;]{0,40}(?:\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)|[a-z](?:Model|Net|Classifier|Regressor)s?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
 
@@ -934,7 +940,13 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
                    # doesn't get taken out of memory when switching"
                    r"\b(?:switch\w*|swap\w*) (?:back )?to (?:the |a |another |a different )?(?:[\w-]+ ){0,2}(?:model|checkpoint|preprocessor|controlnet|lora|pipeline)s?\b|"
                    r"\b(?:doesn't|does not|don't|do not|aren't|are not|isn't|is not|never) (?:get |gets )?(?:taken out of|removed from|unloaded from|freed from|released from|evicted from) "
-                   r"(?:the )?(?:(?:gpu |vram |video )?memory|v?ram|gpu) when (?:you |i |we )?(?:switch|swap|change|load)\w*")
+                   r"(?:the )?(?:(?:gpu |vram |video )?memory|v?ram|gpu) when (?:you |i |we )?(?:switch|swap|change|load)\w*|"
+                   # a pipeline's first model kept while the next loads: "after the transcription the Whisper model is
+                   # not properly garbage collected", "both models are loaded at the same time"
+                   rf"\b{_MODEL_WORD}\b[^.;]{{0,20}}?\b(?:is not|isn't|was not|wasn't|are not|aren't|were not|weren't|never (?:gets?|got)|is never|are never|does not get|doesn't get|do not get|don't get) "
+                   r"(?:properly |correctly |ever |really )?(?:garbage[- ]collected|gc'?e?d|freed|unloaded|released|deleted|cleared)\b|"
+                   rf"(?:\bboth (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?and (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?|\b(?:both|the two|two) (?:of (?:the |my )?)?{_MODEL_WORD} )(?:are |get |stay |sit )?(?:loaded|kept|held|resident) "
+                   r"(?:on the gpu |in (?:gpu |video )?memory |into (?:gpu |video )?memory )?(?:at the same time|at once|together|simultaneously)\b")
 # The program freed what it held and the memory did not come back.
 _FREED_BY_THE_PROGRAM = r"\bdel\b|\bdelet\w*|gc\.collect|\bunload\w*|\bfree(?:d|s|ing)? (?:the |it|them|my )"
 _MEMORY_STAYED = (r"\b(?:(?:is|was|are|were|gets?|got) (?:never|not) (?:released|freed|returned|given back)|never (?:released|freed|returned|given back|goes? down|comes? back)|"
@@ -965,6 +977,11 @@ _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:t
                         r"\b(?:when|as soon as|once|right when|just as|the (?:moment|instant|second|minute)) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
                         r"(?:starts|begins|kicks in|is started|gets started|starts running)\b|"
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
+# Training that fits while its evaluation fails: "the training loop works perfectly fine with batch
+# sizes of 96-128; it's only when validate() is called", "training is fine, validation runs out".
+_EVAL_ONLY_FAILS = (r"\btrain\w*(?: loop| step| phase| process| part| itself)? (?:works|runs|goes|is|went|ran|worked|was)(?: \w+)? (?:fine|well|ok|okay|through|without (?:a |any )?(?:problems?|issues?|errors?))\b"
+                    rf"[^;]{{0,120}}?\b(?:only|but|until|except)\b[^.;]{{0,40}}?\b{_EVAL_WORD}|"
+                    rf"\b(?:it'?s |it is )?only (?:when|during|in|at|once) (?:the )?{_EVAL_WORD}\w*(?:\(\))?(?: (?:step|phase|loop|function|stage|pass))? (?:is |gets )?(?:called|run|starts?|begins?|kicks in)?")
 # Growth counted in epochs ("memory grows every epoch", "after 80 epochs"): it outlives each epoch's
 # evaluation.
 _ACROSS_EPOCHS = r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b"
@@ -1230,6 +1247,7 @@ class Signals:
     outputs_per_prompt: bool = False
     freed_at_epoch_end: bool = False
     eval_fails_at_start: bool = False
+    eval_only_fails: bool = False  # training fits, its evaluation fails
     growth_across_epochs: bool = False
     start_peak_then_lower: bool = False
     whole_graph: bool = False
@@ -1573,8 +1591,12 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         signals.note_unallocated = parse_size(idle.group(1) or idle.group(2))
     # "uses 1G on GPU 0" is an amount on a card, not the card's size
     not_a_place = r"(?!(?:on|in|of|per|from|to|at|for)\b)"
-    gpu = _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
-        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla )?(?:[A-Z]{1,3}\d{1,4}\w*)s?)", note) \
+    # "my RTX 3060 (6GB)", "a 6GB RTX 3060": a size stated beside a card's name is that card's (the
+    # name alone is read below, and several cards ship in more than one size)
+    gpu = _search(r"\b(?:(?:RTX|GTX|RX|MX) ?\d{3,4}|[A-Z]{1,3}\d{1,4})\w*(?: ?ti| super)? \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or \
+        _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
+        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla |GeForce )?"
+                r"(?:[A-Z]{1,3}\d{1,4}\w*|(?:RTX|GTX|RX|MX) \d{3,4}\w*)s?)", note) \
         or _search(r"(?:\b(?:a|an|one|single|two|three|four|six|eight|\d{1,3})\s?[x*]?\s?|(?<=\d[x*]))(\d{2,3})\s?G (?:NVIDIA |Tesla )?(?-i:[AHLV]\d{2,3})s?\b", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
@@ -2168,7 +2190,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -126,7 +126,19 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                        "without .detach() keep each batch's whole autograd graph alive.")
             yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
-    yield Vote("batch_too_large", 0.3, "Evaluation batch sizes are often set larger than training ones.")
+    # (inputs evaluation takes larger than training's, whole images where it trained on crops, are
+    # the larger reading then: the input rules above say it)
+    larger_inputs = big_request or signals.long_input or signals.crops_named or bool({"audio", "detection"} & signals.domains)
+    if signals.eval_only_fails and not (larger_inputs or signals.no_grad_already or signals.managed_eval or signals.serving_engine or signals.growth):
+        # A training step at that batch keeps its activations for the backward and fits; an
+        # evaluation under no_grad keeps far less. Failing there, the evaluation keeps a graph too, on
+        # top of what the last training step left referenced (its loss, outputs, gradients).
+        said = signals.evidence["eval_only_fails"]
+        yield Vote("missing_no_grad", 0.3, f'Training fits and only its evaluation fails ("{said}"): under no_grad an '
+                   "evaluation holds far less than the training step that fitted, so it is keeping a graph.")
+        yield Vote("batch_too_large", -0.15, "The batch fitted a training step, which holds more than an evaluation's forward.")
+    else:
+        yield Vote("batch_too_large", 0.3, "Evaluation batch sizes are often set larger than training ones.")
 
 
 @rule
@@ -227,7 +239,9 @@ def models_built_in_a_loop(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if not signals.models_in_a_loop:
         return
-    keras = data.framework == "tensorflow" or re.search(r"\bkeras\b|tensorflow|\btf\.", data.context.note or "", re.IGNORECASE)
+    # (Keras's own calls name it too: model.compile(loss=...), Sequential())
+    keras = data.framework == "tensorflow" or re.search(r"\bkeras\b|tensorflow|\btf\.|\.compile\((?:loss|optimizer)\b|\bSequential\(\)",
+                                                         data.context.note or "", re.IGNORECASE)
     how = "K.clear_session() (and del model, gc.collect()) after each one" if keras else \
         "del model and its optimizer, gc.collect() and torch.cuda.empty_cache() after each one"
     yield Vote("reference_leak", 0.6, f'Models are built one after another in one process ("{signals.evidence["models_in_a_loop"]}"): '
