@@ -4994,3 +4994,35 @@ def test_a_function_restoring_something_other_than_saved_state_is_no_loading():
 
 def test_memory_used_exponentially_is_growth():
     assert _signals("after a few episodes it started to use memory exponentially").growth
+
+
+@pytest.mark.parametrize("note", [
+    "the training script imports jax in the same file as the torch setup, and PyTorch then runs out of memory",
+    "I run both torch and jax in one process; torch goes OOM with most of the card free",
+])
+def test_jax_imported_into_a_pytorch_program_preallocates_the_card(note):
+    assert _signals(note).preallocating_framework_beside
+    assert ids("RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB\n", note)[0] == "other_process_or_device"
+    # two ports compared, each in its own process
+    assert not _signals("I tried both: the jax version of the model fits, the torch one runs out of memory").preallocating_framework_beside
+
+
+def test_a_serving_engines_shards_under_tensor_parallelism_are_no_copies():
+    note = ("vllm serve qwen-72b-int8 -tp 4: loading model weights took 18 GB on each worker, then it runs out; "
+            "lowering gpu_memory_utilization didn't help")
+    signals = _signals(note)
+    assert not signals.copy_per_device
+    assert "distributed_replication" != ids("torch.cuda.OutOfMemoryError: CUDA out of memory.\n", note)[0]
+
+
+def test_another_setting_that_did_not_help_is_not_more_gpus():
+    assert not _signals("on 4 GPUs, and modifying gpu_memory_utilization didn't help").more_gpus_no_help
+    assert _signals("moving from 2 GPUs to 4 GPUs didn't help at all").more_gpus_no_help
+
+
+@pytest.mark.parametrize("note", [
+    "before the weights load it has already consumed 18.7G VRAM",
+    "the model uses 10 GB VRAM and then it fails",
+])
+def test_an_amount_of_vram_used_is_no_cards_size(note):
+    assert _signals(note).note_gpu_capacity is None

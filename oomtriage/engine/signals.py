@@ -538,7 +538,11 @@ _LARGE_VOCAB_SAID = (r"\b(?:very |extremely |really |quite |too |so )?(?:huge|la
                      r"\b(?:vocab\w*|number of (?:classes|labels|categories))\b(?: size)? (?:is |are |was |gets |being )?(?:very |extremely |really |quite |too |so )?"
                      r"(?:huge|large|big|enormous|massive)\b")
 # More GPUs that did not lower the memory each one needs: every GPU holds a full replica.
-_MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|adding|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b[^.;]{0,40}"
+# Tensor parallelism over more than one card ("tensor_parallel_size=4", "-tp 2", "with tensor parallel on 4 GPUs").
+_TENSOR_PARALLEL_SPLIT = (r"\btensor[-_ ]parallel(?:ism)?(?:[-_ ]size)?\b(?!\s?[=: ]\s?1\b)|(?<![\w-])(?:-tp|--tp|tp_size\s?=)\s?[2-9]\b")
+# ("4 GPUs, and lowering gpu_memory_utilization didn't help": another setting is what did not help)
+_MORE_GPUS_NO_HELP = (r"(?:more|additional|extra|adding|\d+|two|four|eight) (?:\w+ )?(?:gpus?|cards|devices)\b"
+                      r"(?:(?!\b(?:and|but|setting|changing|modifying|lowering|raising|increasing|decreasing|reducing|tuning|adjusting|playing)\b)[^.;]){0,40}"
                       r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|not|never) (?:help|reduce|lower|change|fix|matter|make a difference)|"
                       r"(?:same|still|also) (?:\w+ ){0,4}(?:oom|error|out of memory|fails?)[^.;]{0,20} (?:with|on|across) "
                       r"(?:\d+|two|four|eight|more|multiple|several) (?:\w+ )?(?:gpus|cards|devices)|"
@@ -1361,7 +1365,7 @@ class Signals:
     uses_adam: bool = False
     hf_trainer_eval: bool = False
     managed_eval: bool = False
-    tensorflow_with_jax: bool = False
+    preallocating_framework_beside: bool = False  # TensorFlow or JAX pre-allocating beside another framework in one process
     logprobs: bool = False
     tpu: bool = False
     domains: set[str] = field(default_factory=set)
@@ -1599,13 +1603,19 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
                 r"(?:[A-Z]{1,3}\d{1,4}\w*|(?:RTX|GTX|RX|MX) \d{3,4}\w*)s?)", note) \
         or _search(r"(?:\b(?:a|an|one|single|two|three|four|six|eight|\d{1,3})\s?[x*]?\s?|(?<=\d[x*]))(\d{2,3})\s?G (?:NVIDIA |Tesla )?(?-i:[AHLV]\d{2,3})s?\b", note) \
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
-        or _search(rf"\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
+        or _search(rf"(?<![\d.])\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
                     note[max(0, gpu.start() - 40):gpu.start()]):
         gpu = None  # "a machine with 64 GB of memory" is the host's RAM, not the card
     have = _search(r"\b(?:i|we) (?:only )?have (?:a |an |only |just )?(\d{1,3}(?:\.\d+)?)\s?(?:GB\b|G\b)?(?= ?(?:GB|of vram|vram|\.|,|;|$))", note)
     vram = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B? (?:of )?(?:VRAM|video memory)|(\d+(?:\.\d+)?)\s?GB (?:\w+ )?assigned to the (?:GPU|iGPU)", note)
+    def used_before(match: re.Match[str] | None) -> bool:
+        return bool(match and _search(r"\b(?:consum\w*|us(?:e|es|ed|ing)|tak(?:e|es|ing)|took|occup\w*|allocat\w*|eat\w*|ate|needs?|needed|requir\w*|fill\w*|hold\w*|held)"
+                                      r"(?: up)?(?: (?:about|around|roughly|almost|nearly|over|only|just|already|~))?\s?$", note[max(0, match.start() - 40):match.start()]))
+    # "it already consumed 18.7G VRAM" is an amount used, not the card's size
+    vram = None if used_before(vram) else vram
+    gpu = None if used_before(gpu) else gpu
     if vram:
         amount = float(vram.group(1) or vram.group(3))
         signals.note_gpu_capacity = int(amount * (10**6 if vram.group(2) and vram.group(2).upper() == "M" else 10**9))
@@ -2338,7 +2348,8 @@ def read_signals(context: TriageContext) -> Signals:
         signals.models_in_a_loop = True
         signals.evidence["models_in_a_loop"] = looped
     copy = _copy_per_device(note)
-    if copy and ((signals.gpu_count or 0) > 1 or signals.distributed or _search(_EACH_DEVICE, copy)):
+    # (tensor parallelism splits every weight matrix over the cards: each worker's share is a shard)
+    if copy and ((signals.gpu_count or 0) > 1 or signals.distributed or _search(_EACH_DEVICE, copy)) and not _search(_TENSOR_PARALLEL_SPLIT, note):
         signals.copy_per_device = True
         signals.evidence["copy_per_device"] = copy
     recipe = _unmodified_recipe(note)
@@ -2433,8 +2444,13 @@ def read_signals(context: TriageContext) -> Signals:
                  re.sub(r"org_tensorflow/tensorflow/\S*|external/org_tensorflow\S*", "", everything))
     jax = _search(r"\bjax\b|flax|\bxla\b|haiku", everything) or (context.error and context.error.framework == "jax")
     torch = _search(r"\btorch\b|pytorch", everything) or (context.error and context.error.framework == "pytorch")
-    signals.tensorflow_with_jax = bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and \
-        not (context.error and context.error.framework == "tensorflow" and not (jax or torch))
+    # JAX (and torch_xla's PJRT client) pre-allocates 75% of the card on first use, so JAX imported
+    # into a PyTorch program takes what PyTorch would have had; a note comparing the two frameworks
+    # ("in JAX it fits") is no such process, hence the words that put both in one.
+    jax_in_torch = bool(jax and torch and not _search(_OTHER_FRAMEWORK_FITS, note) and
+                        _search(r"\bimport\w*\b|\bsame (?:process|script|file|program|notebook|python)\b|\bboth\b|\btogether\b|\balongside\b|\bbeside\b", note))
+    signals.preallocating_framework_beside = (bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and
+                                              not (context.error and context.error.framework == "tensorflow" and not (jax or torch))) or jax_in_torch
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),
                           ("llm", _LLM), ("encoder", _TRANSFORMER_ENCODER), ("audio", _AUDIO), ("tabular", _GRADIENT_BOOSTING),
                           ("rendering", _RENDERER), ("video", _VIDEO)):

@@ -212,9 +212,12 @@ def ggml_buffer_kind(data: RuleInput) -> Iterator[Vote]:
 
 @rule
 def two_frameworks(data: RuleInput) -> Iterator[Vote]:
-    if data.signals.tensorflow_with_jax:
-        yield Vote("other_process_or_device", 0.8, "TensorFlow and another framework share the GPU: TensorFlow "
-                   "pre-allocates nearly all GPU memory (JAX 75%) on first use, leaving the other with nothing.")
+    """TensorFlow or JAX in a process beside another framework: each pre-allocates most of the card
+    on first use (TensorFlow nearly all, JAX 75%), leaving the other with what is left."""
+    if data.signals.preallocating_framework_beside:
+        yield Vote("other_process_or_device", 0.8, "Two frameworks share the GPU in one process: TensorFlow pre-allocates nearly "
+                   "all GPU memory and JAX 75% on first use, leaving the other with the rest; set XLA_PYTHON_CLIENT_PREALLOCATE=false "
+                   "(or TensorFlow's memory growth) before the import, or keep that framework off the GPU.")
 
 
 @rule
