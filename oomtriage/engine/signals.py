@@ -2447,7 +2447,8 @@ def read_signals(context: TriageContext) -> Signals:
     # JAX (and torch_xla's PJRT client) pre-allocates 75% of the card on first use, so JAX imported
     # into a PyTorch program takes what PyTorch would have had; a note comparing the two frameworks
     # ("in JAX it fits") is no such process, hence the words that put both in one.
-    jax_in_torch = bool(jax and torch and not _search(_OTHER_FRAMEWORK_FITS, note) and
+    ported = r"(?:jax|flax|torch|pytorch)(?: (?:version|port|implementation|one|code))"
+    jax_in_torch = bool(jax and torch and not _search(_OTHER_FRAMEWORK_FITS, note) and not _search(rf"\b{ported}\b[^.;]{{0,80}}?\b{ported}\b", note) and
                         _search(r"\bimport\w*\b|\bsame (?:process|script|file|program|notebook|python)\b|\bboth\b|\btogether\b|\balongside\b|\bbeside\b", note))
     signals.preallocating_framework_beside = (bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and
                                               not (context.error and context.error.framework == "tensorflow" and not (jax or torch))) or jax_in_torch
