@@ -5026,3 +5026,16 @@ def test_another_setting_that_did_not_help_is_not_more_gpus():
 ])
 def test_an_amount_of_vram_used_is_no_cards_size(note):
     assert _signals(note).note_gpu_capacity is None
+
+
+def test_a_request_of_a_few_bytes_per_pair_of_positions_is_a_square_tensor():
+    note = "with a context of about 160k tokens, building the causal mask tries to allocate 400 GB"
+    assert ids("", note)[0] == "attention_quadratic"
+    # the same sizes with nothing that names a square tensor: no such reading
+    assert not any("every pair of positions" in e for c in ranked("", "with a context of about 160k tokens it tries to allocate 400 GB")
+                   for e in c.evidence)
+
+
+def test_memory_that_doubles_while_loading_is_the_saved_copy():
+    note = "loading my trained model makes the GPU memory roughly double and it runs out"
+    assert ids("", note)[0] == "checkpoint_loading"

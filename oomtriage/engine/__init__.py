@@ -34,6 +34,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b\d+(?:\.\d+)? ?(?:GB|GiB|G) (?:card|gpu|vram|graphics card)\b[^.;?]{0,20}?\b(?:can't|cannot|can not|couldn't|could not|is not able to|isn't able to) (?:run|fit|load|handle|train)\b|"
     r"\b(?:no longer|doesn't|does not|don't|do not|won't|will not|didn't|did not) fits? (?:on |in |into )?(?:my |the |a |an |one |this )?(?:\d+(?:\.\d+)? ?(?:GB|GiB|G) )?(?:card|gpu|vram|device|graphics card)\b|"
     r"\b(?:cannot|can't|could not|couldn't) be allocated\b|\bfail(?:s|ed)? to allocate\b|"
+    # the allocator's words retyped: "it tries to allocate 400 GB"
+    r"\b(?:tries|tried|trying|attempts?|attempted|attempting) to allocate (?:about |around |~ ?)?\d|"
     # "training does not start when I set imgsz to 2880 ... can it be memory limitations?"
     r"\b(?:does not|doesn't|won't|will not|did not|didn't) (?:even )?start\b|\bmemory limit(?:ation)?s?\b|\boverload(?:s|ed|ing)? (?:the )?(?:gpu(?:'s)? )?(?:memory|vram)\b|"
     r"\boverload(?:s|ed|ing)? the memory of the gpu\b|"

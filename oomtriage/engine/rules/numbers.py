@@ -281,6 +281,30 @@ def request_beyond_any_device(data: RuleInput) -> Iterator[Vote]:
         yield Vote(cause, -0.3, "No input or batch asks for that much at once.")
 
 
+# What a sequence x sequence tensor is called: attention scores or weights, or a mask expanded to 4-D.
+_SQUARE_TENSOR_NAMED = re.compile(r"\battention\b|\battn\b|\bmasks?\b|\w*mask_\w+|\w+_mask\w*|\bpairwise\b|\bscores?\b", re.IGNORECASE)
+
+
+@rule
+def request_the_square_of_the_sequence(data: RuleInput) -> Iterator[Vote]:
+    """A request of one to a few hundred bytes per pair of positions at a long stated sequence
+    ("~200k tokens, it tries to allocate 720 GB creating the masks") is a sequence x sequence tensor:
+    attention scores, or a mask expanded to batch x heads x seq x seq. A per-token activation of that
+    size would need megabytes per token. The exact-multiple case is rule huge_single_request's."""
+    signals = data.signals
+    requested = data.numbers.requested or signals.note_requested
+    seq = signals.seq_len or 0
+    if not requested or seq < 4096 or not _SQUARE_TENSOR_NAMED.search(data.context.note or ""):
+        return
+    if data.numbers.requested and requested % seq**2 == 0:
+        return
+    per_pair = requested / seq**2
+    if 1 <= per_pair <= 512:
+        yield Vote("attention_quadratic", 0.6, f"{format_size(requested)} at a sequence of {seq:,} is about {per_pair:.0f} bytes for "
+                   "every pair of positions: a sequence x sequence tensor (attention scores, or a mask expanded to 4-D); "
+                   "use a fused attention kernel that takes the mask unexpanded (SDPA, flash attention) or chunk the sequence.")
+
+
 @rule
 def huge_single_request(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals

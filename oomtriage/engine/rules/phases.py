@@ -412,6 +412,8 @@ def keras_calls_in_a_loop(data: RuleInput) -> Iterator[Vote]:
 
 
 _KERAS_SAID = re.compile(r"\bkeras\b|tensorflow|\btf\.", re.IGNORECASE)
+_LOAD_DOUBLES = re.compile(r"\b(?:double|twice|2x|two times)(?: (?:the|as much))? (?:\w+ )?(?:memory|vram|size|usage)\b|"
+                           r"\b(?:memory|vram|usage)\b[^.;]{0,20}?\b(?:doubles|doubled|doubling|double)\b(?![- ](?:precision|buffer\w*|float|check\w*))", re.IGNORECASE)
 
 
 @rule
@@ -428,6 +430,9 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     resuming = resuming or bool(re.search(r"torch\.load|optim\w*\.load_state_dict|load_\w*(?:opt|optim)\w*|restore|resume", frames))
     # The model already trained in this process sits on the GPU while its checkpoint is read back.
     resuming = resuming or signals.reload_in_process
+    # Memory that doubles while loading ("a surge of approximately double the memory") is the saved
+    # copy materialised beside the model it is loaded into.
+    resuming = resuming or bool(_LOAD_DOUBLES.search(note))
     if resuming:
         yield Vote("checkpoint_loading", 0.75, f"It failed while restoring saved tensors ({signals.phase_source}): "
                    "torch.load puts every saved tensor back on the GPU it came from, next to the live model.")
