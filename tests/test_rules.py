@@ -5039,3 +5039,37 @@ def test_a_request_of_a_few_bytes_per_pair_of_positions_is_a_square_tensor():
 def test_memory_that_doubles_while_loading_is_the_saved_copy():
     note = "loading my trained model makes the GPU memory roughly double and it runs out"
     assert ids("", note)[0] == "checkpoint_loading"
+
+
+def test_a_peak_placed_in_the_optimizers_initialization_is_its_states():
+    note = ("training a 350M encoder with ZeRO-3 on two cards: the 5 GB peak occurs in the initialization of the ZeRO "
+            "optimizer, steps afterwards use 3 GB, and that initialization goes OOM on a 4 GB card")
+    assert _signals(note).phase == "optimizer_setup"
+    assert ids("", note)[0] == "optimizer_state"
+
+
+@pytest.mark.parametrize("note", [
+    "with ZeRO-3 I build the model normally and then call deepspeed.zero.Init(module=model); it runs out of memory",
+    "under FSDP the model is moved with .cuda() before wrapping, and every rank runs out of memory",
+])
+def test_a_model_built_whole_before_full_sharding_is_a_copy_per_rank(note):
+    assert _signals(note).built_before_sharding
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.\n", note)[0] == "distributed_replication"
+
+
+def test_a_tensor_over_every_pair_of_nodes_is_quadratic():
+    text = ('Traceback (most recent call last):\n  File "layers.py", line 60, in _prepare_input\n'
+            "    all_combinations_matrix = torch.cat([repeated_in_chunks, repeated_alternating], dim=1)\n"
+            "RuntimeError: CUDA out of memory. Tried to allocate 900.00 MiB (GPU 0; 6.00 GiB total capacity; "
+            "4.10 GiB already allocated; 160.00 MiB free; 4.50 GiB reserved in total by PyTorch)\n")
+    assert ids(text, "a graph of 3000 nodes runs out of memory")[0] == "attention_quadratic"
+
+
+def test_a_graph_of_a_few_thousand_nodes_is_no_large_input():
+    assert not _signals("a graph of 2708 nodes runs out of memory").long_input
+    assert _signals("a graph of 2,400,000 nodes runs out of memory").long_input
+
+
+def test_an_image_size_written_as_a_tuple_is_read():
+    assert _signals("the default image size is (1333, 800) but my images are (2048, 1080)").long_input
+    assert not _signals("my images are (640, 480) and it runs out").long_input

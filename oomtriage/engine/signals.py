@@ -39,7 +39,9 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     ("optimizer_setup", r"sets? up (?:the )?(?:\w+ )?optimi[sz]er|optimi[sz]er(?:'s)? (?:states? )?(?:set-?up|initiali[sz]ation|creation|construction|allocation)|"
                         r"(?:creat|initiali[sz]|construct|build)\w* (?:the )?(?:\w+ )?optimi[sz]er|before the first (?:training )?step|"
                         # "while the ZeRO optimizer initializes", "when the optimizer states are created"
-                        r"optimi[sz]er(?: states?)? (?:initiali[sz]es|initiali[sz]ing|(?:is|are|was|were|gets?|got) (?:being )?(?:initiali[sz]|creat|allocat|buil|construct)\w*)"),
+                        r"optimi[sz]er(?: states?)? (?:initiali[sz]es|initiali[sz]ing|(?:is|are|was|were|gets?|got) (?:being )?(?:initiali[sz]|creat|allocat|buil|construct)\w*)|"
+                        # "in the initialization of the ZeRO optimizer, in initialize_optimizer_states"
+                        r"\b(?:initiali[sz]ation|creation|construction|set-?up) of (?:the )?(?:\w+ )?optimi[sz]er\b|\binit(?:iali[sz]e)?_optimi[sz]er\w*"),
     ("loading", r"\bresum(?:e|es|ing|ed)(?:_\w+)?\b|\brestor(?:e|es|ing|ed)\b|\breload(?:ing|ed)?\b|"
                 # "continue it from a checkpoint", "restarting from the saved checkpoint": a resume in other words
                 r"\b(?:restart|continu|pick|carr|start)\w*(?: (?:it|them|the run|the job|training|the training|up|on|again)){0,2} from "
@@ -639,6 +641,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               # an image size written as a tuple of 1600 px and up: "my own data is (2048, 1080)"
+               r"\b(?:images?|img|inputs?|pictures?|photos?|frames?|data|resolution|size)\b[^.;()]{0,40}\((?:1[6-9]\d\d|[2-9]\d{3}|\d{5}), ?\d{3,5}\)|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
                # (1280 and up: twice the 640 most detectors train at is four times their activations)
                r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution|patch_?size|crop_?size|tile_?size)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:1[2-9]\d\d|[2-9]\d{3}|\d{5,})\b|"
@@ -663,8 +667,10 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:with|as|by) the square of (?:the )?(?:number|count|length|size|\w+ count)\b|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
-               # (a magnitude or four digits: "8 nodes" are machines)
-               r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,}) ?(?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b|"
+               # (a magnitude or four digits: "8 nodes" are machines; a graph of a few thousand nodes, Cora's
+               # 2708, is small: nodes and edges from five digits)
+               r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,}) ?(?:points|vertices|gaussians|voxels|faces|triangles|atoms|particles)\b|"
+               r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{5,}) ?(?:nodes|edges)\b|"
                # the count after the elements: "when the number of points is more than 50000"
                r"\bnumber of (?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b[^.;]{0,15}?\b(?:is |are |gets |goes )?(?:more than|over|above|exceeds?|exceeding|larger than|greater than|beyond|past|>) ?"
                r"(?:about |around |~ ?)?(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,})|"
@@ -720,7 +726,7 @@ _HIGH_OR_SIZE = r"\b(?:high|huge|large|big|spikes?|peaks?|(?<![\d.])\d[\d.]* ?(?
 _WHOLE_GRAPH = (r"\bfull[- _]?batch(?:\.py)?\b(?=[^.;]{0,80}\b(?:graph|gnn|gcn|gat|nodes?|edges?|ogbn|ogbl|pyg|geometric|dgl)\b)|"
                 r"\b(?:graph|gnn|gcn|gat|ogbn|ogbl|pyg|dgl)\w*\b[^.;]{0,80}\bfull[- _]?batch\b|"
                 r"\b(?:one|a|single|the) (?:big|large|huge|single|whole|entire) graph\b|\bwhole graph\b|\bentire graph\b|"
-                r"\bgraph (?:with|of|has) (?:\d[\d,.]* ?(?:million|[mMkK]\b)? ?nodes|\d[\d,.]* ?(?:million|[mMkK]\b)? ?edges)")
+                r"\bgraph (?:with|of|has) (?:(?:\d[\d,.]* ?(?:million|[mMkK]\b)|\d{1,3}(?:,\d{3})+|\d{5,}) ?nodes|(?:\d[\d,.]* ?(?:million|[mMkK]\b)|\d{1,3}(?:,\d{3})+|\d{5,}) ?edges)")
 # Distillation that keeps the teacher on the GPU beside the student: "knowledge distillation from a
 # 7B teacher", "the script still loads the teacher model".
 _TEACHER_RESIDENT = (r"\bteacher(?:'s)? (?:model|network|net|llm|weights)?\b[^.;]{0,60}\b(?:load\w*|on (?:the )?(?:gpu|cuda|device)|in (?:gpu |vram|memory))\b|"
@@ -981,6 +987,10 @@ _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:t
                         r"\b(?:when|as soon as|once|right when|just as|the (?:moment|instant|second|minute)) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
                         r"(?:starts|begins|kicks in|is started|gets started|starts running)\b|"
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
+# A model built whole and then handed to full sharding: "deepspeed.zero.Init(module=model)", created
+# outside the zero.Init context, moved to the GPU before FSDP wraps it.
+_BUILT_BEFORE_SHARDING = (r"\bzero\.Init\(\s?module\s?=|\b(?:outside|out of|without|not (?:inside|within|in|under)) (?:of )?(?:the |a )?`?(?:deepspeed\.)?zero\.Init\b|"
+                          r"(?:\.cuda\(\)|\.to\((?:device|['\"]cuda\S*['\"])\))[^.;]{0,40}?\bbefore (?:wrapping|fsdp|FullyShardedDataParallel|sharding)\b")
 # Training that fits while its evaluation fails: "the training loop works perfectly fine with batch
 # sizes of 96-128; it's only when validate() is called", "training is fine, validation runs out".
 _EVAL_ONLY_FAILS = (r"\btrain\w*(?: loop| step| phase| process| part| itself)? (?:works|runs|goes|is|went|ran|worked|was)(?: \w+)? (?:fine|well|ok|okay|through|without (?:a |any )?(?:problems?|issues?|errors?))\b"
@@ -1252,6 +1262,7 @@ class Signals:
     freed_at_epoch_end: bool = False
     eval_fails_at_start: bool = False
     eval_only_fails: bool = False  # training fits, its evaluation fails
+    built_before_sharding: bool = False  # a model built whole, then handed to ZeRO-3 / FSDP
     growth_across_epochs: bool = False
     start_peak_then_lower: bool = False
     whole_graph: bool = False
@@ -1677,7 +1688,9 @@ def frame_text(context: TriageContext) -> str:
 MEMORY_EXCEEDED = (r"\b(?:blows?|blew|goes|went) (?:past|through|over) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|ram)\b|"
                    r"\b(?:exceed\w*|overflow\w*) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|capacity)\b")
 _FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
-                  rf"\bstops\b|\bkill(?:s|ed)\b|\bexception|\bbreaks\b|{MEMORY_EXCEEDED}")
+                  rf"\bstops\b|\bkill(?:s|ed)\b|\bexception|\bbreaks\b|{MEMORY_EXCEEDED}|"
+                  # where a peak is placed is where it fails: "the 4.9 GB occurs in the optimizer's initialization"
+                  r"\b\d+(?:\.\d+)? ?(?:GB|GiB|MB|MiB|G)\b (?:\w+ ){0,2}(?:occurs|occurred|happens|happened|appears|appeared|is reached|was reached)\b")
 # "after training" says training was over, so "after" is not a where-word.
 _WHERE = r"\b(?:during|inside|in|while|when|at|on|into|within)\b((?:[^,;.:]|\.(?!\s)){0,60})"
 _NOTE_ONLY_IN_FAILURE: set[Phase] = {"data_loading"}  # "from a dataloader" alone says where data comes from, not where it died
@@ -2200,7 +2213,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

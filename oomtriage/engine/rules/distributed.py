@@ -145,6 +145,12 @@ def whole_model_moved_under_sharding(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if not (signals.fsdp or signals.zero_stage == 3):
         return
+    if signals.built_before_sharding:
+        how = "FSDP" if signals.fsdp else "ZeRO-3"
+        yield Vote("distributed_replication", 0.7, f'The model was built whole before {how} partitioned it '
+                   f'("{signals.evidence["built_before_sharding"]}"): every rank holds a full copy until then; build it inside '
+                   "deepspeed.zero.Init (or FSDP on the meta device or from the CPU) so each weight is created as a shard.")
+        return
     frames = meaningful_frames(data.context)[:2]
     moved = next((frame for frame in frames if WHOLE_MODEL_MOVE.search(f"{frame.function or ''} {frame.code or ''}")), None)
     if moved:

@@ -34,6 +34,9 @@ _SITES: list[tuple[str, float, str, str]] = [
     ("attention_quadratic", 0.55, r"\bsoftmax\b.*(?:attn|attention|scores?|qk)|(?:attn|attention)_(?:weights|scores|probs)|"
                                   r"baddbmm|_attn\(|self_attn|Attention\.forward|attention\.py|scores\s*=.*matmul",
      "attention scores: a sequence x sequence matrix per head"),
+    # A tensor built over every pair of items (a dense graph attention's all_combinations_matrix)
+    ("attention_quadratic", 0.55, r"\ball_(?:combinations|pairs)\w*|\bpairwise_(?:matrix|features|scores|input)\w*",
+     "a tensor over every pair of items (nodes, tokens): it grows with the square of their count"),
     ("distributed_replication", 0.65, r"all_gather_object|broadcast_object_list|gather_object|scatter_object_list|"
                                       r"_object_to_tensor|all_gather\(",
      "a collective that gathers every rank's data onto each GPU"),

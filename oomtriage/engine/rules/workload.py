@@ -9,6 +9,7 @@ from typing import Iterator
 from oomtriage.sizes import format_size
 
 from . import RuleInput, Vote, rule
+from .sites import innermost_site
 
 
 @rule
@@ -786,7 +787,8 @@ def whole_graph_at_once(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.whole_graph:
         # nodes x features is linear in the graph; a dense attention's scores are nodes², the largest term
-        dense_attention = signals.naive_attention
+        # (named in the note, or the failing line builds a tensor over every pair of nodes)
+        dense_attention = signals.naive_attention or innermost_site(data.context) == "attention_quadratic"
         yield Vote("input_size_too_large", 0.3 if dense_attention else 0.6, f'The whole graph goes through at once ("{signals.evidence["whole_graph"]}"): '
                    "activations scale with its nodes and edges; sample neighbourhoods or clusters (NeighborLoader, "
                    "ClusterGCN) or use sparse, memory-efficient aggregation.")
