@@ -5073,3 +5073,11 @@ def test_a_graph_of_a_few_thousand_nodes_is_no_large_input():
 def test_an_image_size_written_as_a_tuple_is_read():
     assert _signals("the default image size is (1333, 800) but my images are (2048, 1080)").long_input
     assert not _signals("my images are (640, 480) and it runs out").long_input
+
+
+def test_one_release_installed_two_ways_one_leaking_is_the_builds():
+    note = ("the pip wheel torch==2.3.0+cu118 has a memory leak in my loop, while the conda build of the same 2.3 release "
+            "is fine on the same machine")
+    assert _signals(note).upgrade_regression
+    assert ids("", note)[0] == "framework_bug"
+    assert not _signals("the pip wheel has a memory leak in my loop and I kept the outputs in a list").upgrade_regression

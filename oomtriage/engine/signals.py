@@ -2116,6 +2116,19 @@ def _two_widths_compared(note: str) -> str | None:
     return None
 
 
+# One release installed two ways, one leaking and the other not: "pip install torch==1.4.0+cu100 has a
+# memory leak, while conda install pytorch (also 1.4) is ok" (a packaging or bundled-library bug).
+_INSTALL_WORD = r"\b(?:pip|conda|docker|wheels?|binar(?:y|ies)|source|ngc|container|image)\b"
+_TWO_INSTALLS = (rf"{_INSTALL_WORD}(?:[^.;]|\.(?=\S)){{0,120}}?\b(?:leak\w*|fails?|runs? out|ooms?|has (?:a |the )?(?:memory )?(?:leak|problem|issue))\b"
+                 rf"(?:[^.;]|\.(?=\S)){{0,40}}?\b(?:while|but|whereas)\b(?:[^.;]|\.(?=\S)){{0,20}}?{_INSTALL_WORD}(?:[^.;]|\.(?=\S)){{0,120}}?"
+                 r"\b(?:is ok|is okay|is fine|works|worked|no (?:memory )?leak|does not leak|doesn't leak|did not leak|didn't leak)\b")
+
+
+def _found(pattern: str, note: str) -> str | None:
+    match = _search(pattern, note)
+    return match.group(0)[:120] if match else None
+
+
 def _two_builds_compared(note: str) -> str | None:
     versions = list(_DOTTED_VERSION.finditer(note))
     for first, second in zip(versions, versions[1:]):
@@ -2406,7 +2419,7 @@ def read_signals(context: TriageContext) -> Signals:
                 signals.evidence["upgrade_regression"] = sentence.strip()[:120]
                 break
     if not signals.upgrade_regression:
-        compared = _two_builds_compared(note)
+        compared = _two_builds_compared(note) or _found(_TWO_INSTALLS, note)
         if compared:
             signals.upgrade_regression = True
             signals.evidence["upgrade_regression"] = compared
