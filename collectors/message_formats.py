@@ -1,5 +1,5 @@
 """The registry of error-message formats. One module per family registers its formats here
-(``oom_pytorch``, ``oom_libraries``, ``oom_tensorflow``, ``oom_jax``, ``oom_host``, ``not_oom``);
+(``oom_pytorch``, ``oom_libraries``, ``oom_tensorflow``, ``oom_jax``, ``oom_paddle``, ``oom_host``, ``not_oom``);
 adding a format is adding one ``@message_format`` function."""
 
 from __future__ import annotations

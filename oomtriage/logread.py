@@ -60,6 +60,7 @@ TRIGGER_PHRASES = [
     rb"memory summary, device id",
     rb"\bOOM\b",
     rb"tried to allocate",
+    rb"cannot malloc",  # PaddlePaddle 1.x
     rb"attempting to allocate",
     rb"unable to allocate",
     rb"memory \(\d+ bytes\) could not be allocated",  # TensorRT

@@ -11,7 +11,7 @@ SCHEMA_VERSION = 1
 MAX_BYTES = 2**70  # no device holds this much: a larger figure is garbage
 MAX_MESSAGE_CHARS = 4000
 
-Framework = Literal["pytorch", "tensorflow", "jax", "onnxruntime", "llama.cpp", "other", "unknown"]
+Framework = Literal["pytorch", "tensorflow", "jax", "paddle", "onnxruntime", "llama.cpp", "other", "unknown"]
 Backend = Literal["cuda", "hip", "xpu", "mps", "vulkan", "directml", "cpu", "tpu", "host", "unknown"]
 # The backends whose memory is an accelerator's own (not host RAM, not the CPU).
 DEVICE_BACKENDS = frozenset({"cuda", "hip", "xpu", "mps", "vulkan", "directml", "tpu"})

@@ -220,3 +220,22 @@ def test_tensorflow_directml_ooms_name_the_directml_backend(text):
 
     error = build_context(text=text).error
     assert error.framework == "tensorflow" and error.backend == "directml"
+
+
+@pytest.mark.parametrize(("text", "fmt", "requested", "allocated", "free"), [
+    ("Out of memory error on GPU 0. Cannot allocate 2.250000GB memory on GPU 0, available memory is only 300.500000MB.\n\n"
+     "Please check whether there is any other process using GPU 0.", "paddle_out_of_memory", round(2.25 * GIB), None, round(300.5 * MIB)),
+    ("Out of memory error on GPU 1. Cannot allocate 64.000000MB memory on GPU 1, 11.250000GB memory has been allocated and "
+     "available memory is only 40.000000MB.", "paddle_out_of_memory", 64 * MIB, round(11.25 * GIB), 40 * MIB),
+    ("Cannot malloc 120.5 MB GPU memory. Please shrink FLAGS_fraction_of_gpu_memory_to_use or FLAGS_initial_gpu_memory_in_mb "
+     "environment variable to a lower value.", "paddle_cannot_malloc", round(120.5 * MIB), None, None),
+])
+def test_paddlepaddle_allocator_messages(text, fmt, requested, allocated, free):
+    result = CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    error = report["error"]
+    assert (error["format"], error["framework"], error["backend"]) == (fmt, "paddle", "cuda")
+    assert (error["requested_bytes"], error["allocated_bytes"], error["free_bytes"]) == (requested, allocated, free)
+    # Paddle's own advice to look for another process is boilerplate, not a sign of one
+    assert report["causes"][0]["id"] != "other_process_or_device"

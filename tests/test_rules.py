@@ -5081,3 +5081,14 @@ def test_one_release_installed_two_ways_one_leaking_is_the_builds():
     assert _signals(note).upgrade_regression
     assert ids("", note)[0] == "framework_bug"
     assert not _signals("the pip wheel has a memory leak in my loop and I kept the outputs in a list").upgrade_regression
+
+
+def test_host_memory_filled_while_loading_is_the_hosts():
+    note = ("loading a 65B 4-bit model with every layer offloaded: system RAM fills up and it fails with CUDA out of memory "
+            "while about 12GB of VRAM is still free")
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+def test_memory_still_free_when_it_failed_is_no_cards_size():
+    assert _signals("it fails with about 12GB of VRAM still free").note_gpu_capacity is None
+    assert _signals("I only have a GPU with 2 GB free").note_gpu_capacity == 2 * 10**9

@@ -1624,9 +1624,13 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     def used_before(match: re.Match[str] | None) -> bool:
         return bool(match and _search(r"\b(?:consum\w*|us(?:e|es|ed|ing)|tak(?:e|es|ing)|took|occup\w*|allocat\w*|eat\w*|ate|needs?|needed|requir\w*|fill\w*|hold\w*|held)"
                                       r"(?: up)?(?: (?:about|around|roughly|almost|nearly|over|only|just|already|~))?\s?$", note[max(0, match.start() - 40):match.start()]))
-    # "it already consumed 18.7G VRAM" is an amount used, not the card's size
-    vram = None if used_before(vram) else vram
-    gpu = None if used_before(gpu) else gpu
+    def free_after(match: re.Match[str] | None) -> bool:
+        return bool(match and _search(r"^\W{0,3}(?:is |are |was |were )?still (?:free|left|available|unused|remaining)\b",
+                                      note[match.end():match.end() + 30]))
+    # "it already consumed 18.7G VRAM" is an amount used, "12GB of VRAM is still free" what was left when it
+    # failed: neither is the card's size ("a GPU with 2 GB free" is what the run has, and stays)
+    vram = None if used_before(vram) or free_after(vram) else vram
+    gpu = None if used_before(gpu) or free_after(gpu) else gpu
     if vram:
         amount = float(vram.group(1) or vram.group(3))
         signals.note_gpu_capacity = int(amount * (10**6 if vram.group(2) and vram.group(2).upper() == "M" else 10**9))

@@ -421,6 +421,8 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     signals, n = data.signals, data.numbers
     if signals.phase != "loading":
         return
+    if signals.host_only:
+        return  # host memory is what fills while loading, with no GPU message: the host rule says it
     note = (data.context.note or "").lower()
     # torch.load (here or in the frames) restores every tensor to the device it was saved from.
     resuming = any(word in note for word in ("resum", "restor", "checkpoint", "ckpt", "optimizer state", "restart",
