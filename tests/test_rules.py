@@ -5092,3 +5092,15 @@ def test_host_memory_filled_while_loading_is_the_hosts():
 def test_memory_still_free_when_it_failed_is_no_cards_size():
     assert _signals("it fails with about 12GB of VRAM still free").note_gpu_capacity is None
     assert _signals("I only have a GPU with 2 GB free").note_gpu_capacity == 2 * 10**9
+
+
+def test_a_swap_size_stated_is_host_memory_and_always_growing_is_growth():
+    note = "after a few epochs it runs out of memory; the replay buffer is always growing, and the box has 64GB and 16GB swap"
+    signals = _signals(note, "")
+    assert signals.host_ram and signals.growth
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+def test_shapes_said_to_be_fixed_are_no_variable_length_workload():
+    assert "variable_length" not in _signals("it leaks until OOM; I'm not using dynamic shapes").domains
+    assert "variable_length" in _signals("it leaks until OOM with dynamic shapes").domains

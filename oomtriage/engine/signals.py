@@ -101,7 +101,7 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"\bfill(?:s|ing)? up (?:over|after|within|in the course of) (?:a few |several |some |many )?(?:\w+ )?(?:seconds?|minutes?|hours?|iterations?|steps?|epochs?|calls?|batches|frames|time)\b|"
            # "the card fills up over the run", "fills during training until it fails"
            r"\bfill(?:s|ed|ing)? (?:up )?(?:over|during|in the course of|throughout) (?:the |a |my |our )?(?:whole |entire )?(?:run|training|session|episode|course of (?:the )?(?:run|training))\b|"
-           r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|"
+           r"\b(?:gradually|slowly|steadily|progressively|continuously|constantly|always|ever) (?:fill\w*|grow\w*|increas\w*|climb\w*|ris\w*|accumulat\w*)|\bever-growing\b|"
            # "it started to use memory exponentially"
            r"\b(?:us|consum|eat|tak)(?:e|es|ed|ing|s)? (?:up )?(?:more and more |ever more )?(?:gpu |vram |host |cpu |system )?(?:memory|ram|vram) (?:exponentially|linearly)\b|"
            r"(?:rising|rose|grew|growing|goes) from|"
@@ -373,6 +373,8 @@ _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
              r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|"
+             # a swap size stated is the host's memory talked about: "my server has 52GB and 10GB swap"
+             r"(?<![\d.])\d+(?:\.\d+)? ?Gi?B? (?:of )?swap\b|"
              # an amount of RAM used, not the machine's size: "it takes 60 GB of RAM" (a spec, "a 1050 Ti
              # with 4 GB, 12 GB of RAM", says nothing of what filled)
              r"\b(?:uses?|using|used|takes?|taking|took|eats?|ate|consum\w*|fills?|filled|needs?|needed|requires?|required|allocat\w*|grabs?|grabbed|"
@@ -1142,7 +1144,9 @@ _AUTO_BATCH = (r"batch[_ ]size[ =:]*auto\b|auto_find_batch_size|find_executable_
                r"\bautobatch\b|\bbatch\s?=\s?-1\b|auto_scale_batch_size|scale_batch_size|batch[_ ]size (?:finder|tuner)")
 _DETECTION = r"\bdetect(?:or|ion)\b|segmentation|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
-                    r"max[-_ ]?duration|utterances?|\bwav\b|(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
+                    r"max[-_ ]?duration|utterances?|\bwav\b|"
+                    # ("I'm not using dynamic shapes" says the shapes are fixed)
+                    r"(?<!\bno )(?<!\bnot )(?<!\bnot using )(?<!\bwithout )(?<!\bnor )(?:varying|different|dynamic|variable) (?:input |sequence |image )?(?:lengths?|sizes?|shapes?)")
 # Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
 _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
               r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
