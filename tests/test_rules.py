@@ -5104,3 +5104,13 @@ def test_a_swap_size_stated_is_host_memory_and_always_growing_is_growth():
 def test_shapes_said_to_be_fixed_are_no_variable_length_workload():
     assert "variable_length" not in _signals("it leaks until OOM; I'm not using dynamic shapes").domains
     assert "variable_length" in _signals("it leaks until OOM with dynamic shapes").domains
+
+
+def test_rewordings_of_this_rounds_readers():
+    # training that fits with words between ("training at batch 128 is fine"), the phase alone failing
+    assert _signals("Training at batch 128 is fine for the whole epoch; only the validation function crashes", _EVAL_FRAME).eval_only_fails
+    # a first model not freed before the next one loads, whatever it is called
+    assert _signals("the recognizer isn't freed before the second model is loaded and it runs out").model_replaced
+    # a model built whole before ZeRO-3 fails before the first step: the copy, not the optimizer
+    note = "with ZeRO stage 3 I instantiate the 13B model outside the deepspeed.zero.Init context and every rank runs out before the first step"
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.\n", note)[0] == "distributed_replication"

@@ -955,6 +955,9 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
                    r"(?:the )?(?:(?:gpu |vram |video )?memory|v?ram|gpu) when (?:you |i |we )?(?:switch|swap|change|load)\w*|"
                    # a pipeline's first model kept while the next loads: "after the transcription the Whisper model is
                    # not properly garbage collected", "both models are loaded at the same time"
+                   # ("the recognizer isn't freed before the second model is loaded")
+                   r"\b(?:is not|isn't|was not|wasn't|are not|aren't|never (?:gets?|got)|is never|does not get|doesn't get) (?:properly |correctly |ever )?"
+                   r"(?:garbage[- ]collected|freed|unloaded|released|deleted)\b[^.;]{0,20}?\bbefore (?:the |a )?(?:next|second|other|new|following)\b|"
                    rf"\b{_MODEL_WORD}\b[^.;]{{0,20}}?\b(?:is not|isn't|was not|wasn't|are not|aren't|were not|weren't|never (?:gets?|got)|is never|are never|does not get|doesn't get|do not get|don't get) "
                    r"(?:properly |correctly |ever |really )?(?:garbage[- ]collected|gc'?e?d|freed|unloaded|released|deleted|cleared)\b|"
                    rf"(?:\bboth (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?and (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?|\b(?:both|the two|two) (?:of (?:the |my )?)?{_MODEL_WORD} )(?:are |get |stay |sit )?(?:loaded|kept|held|resident) "
@@ -995,9 +998,9 @@ _BUILT_BEFORE_SHARDING = (r"\bzero\.Init\(\s?module\s?=|\b(?:outside|out of|with
                           r"(?:\.cuda\(\)|\.to\((?:device|['\"]cuda\S*['\"])\))[^.;]{0,40}?\bbefore (?:wrapping|fsdp|FullyShardedDataParallel|sharding)\b")
 # Training that fits while its evaluation fails: "the training loop works perfectly fine with batch
 # sizes of 96-128; it's only when validate() is called", "training is fine, validation runs out".
-_EVAL_ONLY_FAILS = (r"\btrain\w*(?: loop| step| phase| process| part| itself)? (?:works|runs|goes|is|went|ran|worked|was)(?: \w+)? (?:fine|well|ok|okay|through|without (?:a |any )?(?:problems?|issues?|errors?))\b"
+_EVAL_ONLY_FAILS = (r"\btrain\w*(?: (?!(?:but|and|only|until|except)\b)\w+){0,4}? (?:works|runs|goes|is|went|ran|worked|was)(?: \w+)? (?:fine|well|ok|okay|through|without (?:a |any )?(?:problems?|issues?|errors?))\b"
                     rf"[^;]{{0,120}}?\b(?:only|but|until|except)\b[^.;]{{0,40}}?\b{_EVAL_WORD}|"
-                    rf"\b(?:it'?s |it is )?only (?:when|during|in|at|once) (?:the )?{_EVAL_WORD}\w*(?:\(\))?(?: (?:step|phase|loop|function|stage|pass))? (?:is |gets )?(?:called|run|starts?|begins?|kicks in)?")
+                    rf"\b(?:it'?s |it is )?only (?:when |during |in |at |once )?(?:the )?{_EVAL_WORD}\w*(?:\(\))?(?: (?:step|phase|loop|function|stage|pass))? (?:is |gets )?(?:called|run|starts?|begins?|kicks in|crash\w*|fails?|runs? out|ooms?|dies)?")
 # Growth counted in epochs ("memory grows every epoch", "after 80 epochs"): it outlives each epoch's
 # evaluation.
 _ACROSS_EPOCHS = r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b"

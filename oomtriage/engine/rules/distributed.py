@@ -150,6 +150,9 @@ def whole_model_moved_under_sharding(data: RuleInput) -> Iterator[Vote]:
         yield Vote("distributed_replication", 0.7, f'The model was built whole before {how} partitioned it '
                    f'("{signals.evidence["built_before_sharding"]}"): every rank holds a full copy until then; build it inside '
                    "deepspeed.zero.Init (or FSDP on the meta device or from the CPU) so each weight is created as a shard.")
+        # (the whole copy lands before any optimizer state exists, and sharded the model fits)
+        yield Vote("optimizer_state", -0.3, "The full copy fills each GPU before the optimizer's states are created.")
+        yield Vote("model_too_large", -0.2, "Built as shards, the model is split over the ranks.")
         return
     frames = meaningful_frames(data.context)[:2]
     moved = next((frame for frame in frames if WHOLE_MODEL_MOVE.search(f"{frame.function or ''} {frame.code or ''}")), None)
