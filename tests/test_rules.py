@@ -5114,3 +5114,19 @@ def test_rewordings_of_this_rounds_readers():
     # a model built whole before ZeRO-3 fails before the first step: the copy, not the optimizer
     note = "with ZeRO stage 3 I instantiate the 13B model outside the deepspeed.zero.Init context and every rank runs out before the first step"
     assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.\n", note)[0] == "distributed_replication"
+
+
+def test_every_item_in_one_batch_is_the_batch():
+    note = "embed() pads all the sentences of a document to max_len and builds one batch tensor from all of them"
+    assert _signals(note).whole_set_one_batch
+    text = "RuntimeError: CUDA out of memory. Tried to allocate 15.00 GiB (GPU 0; 15.90 GiB total capacity; 200.00 MiB already allocated; 14.00 GiB free; 300.00 MiB reserved in total by PyTorch)\n"
+    assert ids(text, note)[0] == "batch_too_large"
+
+
+def test_a_failure_that_started_recently_with_the_card_held_outside_pytorch_is_the_other_process():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 90.00 MiB (GPU 0; 14.76 GiB total capacity; 0 bytes already "
+            "allocated; 43.44 MiB free; 0 bytes reserved in total by PyTorch)\n")
+    note = "it worked normally until two days ago and now suddenly fails with the same code"
+    assert ids(text, note)[0] == "other_process_or_device"
+    # with a version named, the regression stays the lead
+    assert ids(text, "it worked on 1.6.0 and suddenly fails on 1.7.0 with the same code")[0] == "framework_bug"

@@ -276,8 +276,19 @@ def version_regression(data: RuleInput) -> Iterator[Vote]:
                    "builds autograd graphs unless it runs under torch.no_grad().")
         yield Vote("framework_bug", 0.3, "The failure appeared with a version change.")
     elif signals.upgrade_regression:
-        yield Vote("framework_bug", 0.8, f'The same workload worked before a version change ("{signals.evidence["upgrade_regression"]}"): '
-                   "a regression in the framework or a library, fixed by pinning the version that worked or by its patch.")
+        said = signals.evidence["upgrade_regression"]
+        n = data.numbers
+        # "it worked until two days ago" names no version: with the card full and PyTorch holding almost
+        # none of it, what changed is more likely another process than a release
+        no_version = not re.search(r"\d+\.\d+|\bv\d|version|upgrad|updat|release|install|nightly|commit|build", said, re.IGNORECASE)
+        held_outside = bool(n.capacity and n.allocated is not None and n.free is not None and
+                            n.allocated < 0.05 * n.capacity and n.free < 0.05 * n.capacity)
+        if no_version and held_outside:
+            yield Vote("framework_bug", 0.35, f'The same workload worked until recently ("{said}"): if a framework or library was '
+                       "updated since, pin the version that worked; the figures point at memory held outside PyTorch first.")
+        else:
+            yield Vote("framework_bug", 0.8, f'The same workload worked before a version change ("{said}"): '
+                       "a regression in the framework or a library, fixed by pinning the version that worked or by its patch.")
 
 
 @rule

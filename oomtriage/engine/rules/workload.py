@@ -736,6 +736,9 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
         # weaker lead then.
         yield Vote("batch_too_large", 0.2 if signals.growth else 0.45 if signals.batch_size >= 16 else 0.3,
                    f"The batch size is {signals.batch_size}, from {where}.")
+    if signals.whole_set_one_batch and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.55, f'Every item goes through in one batch ("{signals.evidence["whole_set_one_batch"]}"): the '
+                   "batch is the whole set, whatever its size; split it into mini-batches and concatenate the results.")
     if signals.batch_no_help:
         yield Vote("batch_too_large", -0.6, f'A smaller batch did not help ("{signals.evidence["batch_no_help"]}").')
         for cause in ("missing_no_grad", "reference_leak", "graph_retained"):
