@@ -5130,3 +5130,25 @@ def test_a_failure_that_started_recently_with_the_card_held_outside_pytorch_is_t
     assert ids(text, note)[0] == "other_process_or_device"
     # with a version named, the regression stays the lead
     assert ids(text, "it worked on 1.6.0 and suddenly fails on 1.7.0 with the same code")[0] == "framework_bug"
+
+
+def test_llama_factorys_cutoff_len_is_the_sequence_length():
+    assert _signals("LoRA on a 7B with cutoff_len: 32768 and batch 1 runs out of memory").seq_len == 32768
+
+
+def test_an_amd_cards_xtx_suffix_is_no_gpu_count():
+    assert _signals("OOM on my 7900xtx at the end").gpu_count in (None, 1)
+    assert _signals("training on 4x A100 runs out").gpu_count == 4
+
+
+def test_a_vae_decode_that_asks_for_tiling_is_the_decoders_activations():
+    note = "sampling finishes, then it runs out of memory at the VAE decode stage; is there a way to enable tiled vae decode?"
+    signals = _signals(note, "")
+    assert "diffusion" in signals.domains
+    assert ids("", note)[0] == "input_size_too_large"
+
+
+def test_a_tiling_switch_that_overflows_a_run_that_fit_is_the_librarys():
+    note = "vae.enable_tiling() then decoding a 1024x1024 image: enable_tiling causes an out of memory overflow, it is normal without it"
+    assert _signals(note).saver_broke_fit
+    assert ids("", note)[0] == "framework_bug"

@@ -517,7 +517,10 @@ _SWITCH_NO_EFFECT = (r"(?:enable_\w+|attention[_ ]slicing|vae[_ ]slicing|vae[_ ]
 # The saver is what broke a run that fit ("everything is fine until I add use_amp: true"): the
 # user's own A/B test of the switch.
 _SAVER_BROKE_FIT = (r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ ){0,3}?until (?:i|we) (?:add|enable|set|turn(?:ed)? on|switch(?:ed)? (?:on|to)|use|start(?:ed)? using|pass)\w* "
-                    r"(?:the |a )?`?(?:--?)?(?:use_amp|amp|autocast|mixed[ _-]precision|fp16|bf16|half[ _-]precision|gradient[_ ]checkpointing|8-?bit|4-?bit|quantiz\w*|offload\w*)\b")
+                    r"(?:the |a )?`?(?:--?)?(?:use_amp|amp|autocast|mixed[ _-]precision|fp16|bf16|half[ _-]precision|gradient[_ ]checkpointing|8-?bit|4-?bit|quantiz\w*|offload\w*)\b|"
+                    # "using enable_vae_tiling instead causes an overflow of memory, and it is normal without it"
+                    r"\b(?:using |with |enabling |turning on )?(?:`?\w+\.)?`?(?:enable_(?:vae_)?(?:tiling|slicing)|enable_\w*cpu_offload|gradient_checkpointing_enable|(?:vae )?til(?:ing|ed vae))\b`?(?:\(\))?"
+                    r"[^.;]{0,40}?\b(?:causes?|leads? to|gives?|makes?|results? in)\b[^.;]{0,30}?\b(?:overflow|oom|out of memory|more memory)\b[^.;]{0,40}?\b(?:normal|fine|works?|fits?) without\b")
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -1159,7 +1162,9 @@ _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brn
 # Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
 _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
               r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
-              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
+              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b|"
+              # a latent pipeline's last stage: "OOM at the VAE decode stage", "tiled VAE"
+              r"\bvae[ _.-]?decod\w*|\btiled[ _-]vae\b")
 # Speech and audio models: their inputs are recordings whose durations have a long tail.
 _AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2vec|whisper|conformer|transducer|\brnnt\b|"
           # speech model families by name (acoustic models, TTS models, neural codecs)
@@ -1557,7 +1562,9 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         signals.batch_size = max(failed)
         signals.smaller_batch_fits = True
         signals.evidence["smaller_batch_fits"] = f"batch {max(worked)} works, {max(failed)} fails"
-    seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|"
+    # (LLaMA-Factory's cutoff_len, the model_max_length of HF scripts and max_source_length of seq2seq ones)
+    seq = _search(r"(?:seq(?:uence)?[ _-]?len(?:gth)?|context(?:[ _-]length)?|max[_ -](?:seq[_ -])?(?:length|len)|block[_ -]size|cutoff[_ -]len(?:gth)?|"
+                  r"model[_ -]max[_ -]length|max[_ -]source[_ -]length|"
                   r"max[_ -]model[_ -]len|ctx|(?:input |prompt |the )?length)\s*(?:of|=|:|is|set to|to)?\s*(?:~ ?|about |around |approximately |roughly |over )?(\d+(?:\.\d+)?\s?[kK]|\d{4,})\b", note) \
         or _search(r"((?<![\d.,])\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?[kK]?)[- ](?:token|tok)s?\b(?! vocab)", note) or _search(r"(\d+[kK])[- ]context", note) \
         or _search(r"(\d+(?:\.\d+)?\s?[kK]?)[- ](?:sequence|context|seq|token)[- ]?(?:length|len|window)", note)
@@ -1664,7 +1671,8 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     signals.weight_bytes = _weight_bytes(note)
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
         signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
-    count = _search(r"\b(\d+)\s?[x*]\s?(?:[A-Z]|\d{2} ?GB?\b)", note) or \
+    # ("a 7900xtx", "an RX 6900 XT" are a card's name, not 7900 of them)
+    count = _search(r"\b(\d{1,3})\s?[x*](?!tx?\b)\s?(?:[A-Z]|\d{2} ?GB?\b)", note) or \
         _search(r"\b(two|three|four|six|eight|sixteen|\d{1,3})\b(?! ?GB) (?:\d{1,3}(?:\.\d)? ?GB )?(?:(?!GB\b|(?:on|with|across|over|using|of|per|in|and|to|from)\b|\d+ )[\w-]+ ){0,3}(?:GPUs|cards|[A-Z]?\d{2,4}s|[A-Z]\d{1,4}s|ranks|devices|chips)\b", note) \
         or _search(r"\b(?:tp|tensor[ _-]parallel(?:ism)?(?:[ _-]size)?|tp_size)[ =_:]*(\d+)\b", note) \
         or _search(r"\b(\d{1,3}) (?:x )?(?:nvidia |tesla )?(?:[ahvlb]\d{2,3}|rtx ?\d{4}|gtx ?\d{3,4}|mi\d{3}x?)s?\b", note) \

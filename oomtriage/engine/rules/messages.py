@@ -96,6 +96,8 @@ def switch_without_effect(data: RuleInput) -> Iterator[Vote]:
             # the run fit until the switch was turned on: the user's own A/B test, like a version change
             yield Vote("framework_bug", 0.7, f'A memory-saving switch is what broke a run that fit ("{said}"): it costs more '
                        "than it saves on this code path (a library bug, or a combination it does not support).")
+            for cause in ("model_too_large", "checkpoint_loading"):
+                yield Vote(cause, -0.35, "Without the switch the same model loads and runs.")
         else:
             yield Vote("framework_bug", 0.65 if offload else 0.55, f'A memory-saving switch had no effect ("{said}"): '
                        "the code path that allocates ignores it (a library bug or an unsupported pipeline), or it is set too late to be read.")

@@ -602,7 +602,16 @@ def diffusion_vae_decode(data: RuleInput) -> Iterator[Vote]:
     if not decode or signals.phase in ("training", "optimizer_setup") or signals.full_finetune or signals.lora:
         return
     n = data.numbers
-    if (n.requested and n.capacity and n.requested > 0.1 * n.capacity) or re.search(r"\btil(?:ed|ing|es?)\b", note, re.IGNORECASE):
+    tiling = re.search(r"\btil(?:ed|ing|es?)\b", note, re.IGNORECASE)
+    # "is there a way to enable tiled vae decode?": tiling asked for, not on yet
+    tiling_asked = tiling and re.search(r"\b(?:enable|turn on|use|force|switch to|try)\b[^.;?]{0,30}\btil(?:ed|ing)\b[^.;]{0,60}\?|"
+                                        r"\b(?:is there|how (?:do|can|to))\b[^.;?]{0,40}\btil(?:ed|ing)\b", note, re.IGNORECASE)
+    if tiling_asked:
+        yield Vote("input_size_too_large", 0.55, f'It failed at the VAE decode ("{decode.group(0)}"), untiled: the decoder\'s activations at '
+                   "full output resolution (every frame of a video) are what tiled or sliced decoding bounds (enable_vae_tiling).")
+        yield Vote("attention_quadratic", -0.2, "The denoising steps, where the pipeline's attention runs, had already finished.")
+        return
+    if (n.requested and n.capacity and n.requested > 0.1 * n.capacity) or tiling:
         return  # one large activation, or a decoder already tiled: the decode's own size is the story (rule large_inputs)
     yield Vote("model_too_large", 0.45, f'It failed at the VAE decode ("{decode.group(0)}"), with every component of the pipeline still on '
                "the GPU: offload the finished ones (enable_model_cpu_offload) or move the VAE decode to its own device.")
