@@ -5143,9 +5143,8 @@ def test_an_amd_cards_xtx_suffix_is_no_gpu_count():
 
 def test_a_vae_decode_that_asks_for_tiling_is_the_decoders_activations():
     note = "sampling finishes, then it runs out of memory at the VAE decode stage; is there a way to enable tiled vae decode?"
-    signals = _signals(note, "")
-    assert "diffusion" in signals.domains
     assert ids("", note)[0] == "input_size_too_large"
+    assert "keeps no KV cache" in evidence_of("", note, "kv_cache_or_generation")
 
 
 def test_a_tiling_switch_that_overflows_a_run_that_fit_is_the_librarys():

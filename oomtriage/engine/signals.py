@@ -1162,9 +1162,7 @@ _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brn
 # Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
 _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
               r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
-              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b|"
-              # a latent pipeline's last stage: "OOM at the VAE decode stage", "tiled VAE"
-              r"\bvae[ _.-]?decod\w*|\btiled[ _-]vae\b")
+              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
 # Speech and audio models: their inputs are recordings whose durations have a long tail.
 _AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2vec|whisper|conformer|transducer|\brnnt\b|"
           # speech model families by name (acoustic models, TTS models, neural codecs)

@@ -602,6 +602,8 @@ def diffusion_vae_decode(data: RuleInput) -> Iterator[Vote]:
     if not decode or signals.phase in ("training", "optimizer_setup") or signals.full_finetune or signals.lora:
         return
     n = data.numbers
+    # (a VAE decode generates no tokens: "sampling" before it was the denoising loop, with no KV cache)
+    yield Vote("kv_cache_or_generation", -0.4, f'The failure is at the VAE decode ("{decode.group(0)}"), which keeps no KV cache.')
     tiling = re.search(r"\btil(?:ed|ing|es?)\b", note, re.IGNORECASE)
     # "is there a way to enable tiled vae decode?": tiling asked for, not on yet
     tiling_asked = tiling and re.search(r"\b(?:enable|turn on|use|force|switch to|try)\b[^.;?]{0,30}\btil(?:ed|ing)\b[^.;]{0,60}\?|"
