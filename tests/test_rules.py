@@ -5151,3 +5151,16 @@ def test_a_tiling_switch_that_overflows_a_run_that_fit_is_the_librarys():
     note = "vae.enable_tiling() then decoding a 1024x1024 image: enable_tiling causes an out of memory overflow, it is normal without it"
     assert _signals(note).saver_broke_fit
     assert ids("", note)[0] == "framework_bug"
+
+
+def test_an_input_size_said_to_fit_that_is_the_one_that_failed_is_no_smaller_input():
+    note = ("after increasing imgsz from 640 to 1280 it runs out of memory with the automatic batch of 6; I set the batch "
+            "to 3 with imgsz=1280 and then it succeeded")
+    assert not _signals(note).smaller_input_fits
+    assert _signals("imgsz 1280 runs out of memory; with imgsz=640 it succeeded").smaller_input_fits
+
+
+def test_closing_the_first_notebook_frees_the_second():
+    note = "the first notebook works but the next one fails with out of memory; once I closed the first notebook, the next one worked"
+    assert _signals(note).other_process_hint
+    assert ids("", note)[0] == "other_process_or_device"

@@ -249,6 +249,8 @@ _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two
                   rf"(?! (?:\w+ )?{_PERSON_VERBS}\b)|"
                   r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
+                  # "once I closed the first notebook, the second worked"
+                  r"\b(?:clos|kill|stopp?|shut|terminat|exit|quit)\w* (?:down )?(?:the |my )?(?:first|other|previous|old|earlier|older) (?:\w+ )?(?:notebooks?|kernels?|process(?:es)?|sessions?|scripts?|jobs?|instances?|programs?|tabs?)\b|"
                   r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
                   r"something else\b[^.;]{0,40}\b(?:uses?|holds?|takes?|occup\w+)\b|already (?:uses?|holds?|takes?) (?:most|all|much|\d+)|"
                   r"(?:colleague|coworker|co-worker|labmate|teammate|friend)'?s? (?:\w+ )?(?:jobs?|process\w*|runs?|training|notebooks?|models?)|orphan\w* process|"
@@ -2465,6 +2467,15 @@ def read_signals(context: TriageContext) -> Signals:
         # "reducing the embedding size fixed it" is the model's width, not an input's size
         signals.smaller_input_fits = False
         signals.evidence.pop("smaller_input_fits", None)
+    if signals.smaller_input_fits:
+        # "after increasing imgsz from 640 to 1024 ... set the batch to 4 with imgsz=1024 and it succeeded": the
+        # size said to fit is the one that failed, so something else (the batch) is what changed
+        said = signals.evidence.get("smaller_input_fits", "")
+        value = re.search(r"\d+", said)
+        before = note[:max(0, note.find(said))]
+        if value and re.search(rf"\b(?:increas|rais|bump|chang|went|go|going|set)\w*\b[^.;]{{0,60}}?\bto {value.group(0)}\b", before, re.IGNORECASE):
+            signals.smaller_input_fits = False
+            signals.evidence.pop("smaller_input_fits", None)
     wanted = _search(_HALF_WANTED, note)
     if wanted and not signals.full_precision_said:
         signals.full_precision_said = True
