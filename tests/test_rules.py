@@ -5164,3 +5164,15 @@ def test_closing_the_first_notebook_frees_the_second():
     note = "the first notebook works but the next one fails with out of memory; once I closed the first notebook, the next one worked"
     assert _signals(note).other_process_hint
     assert ids("", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note, fused", [
+    ("LoRA on a 7B with flash_attn: fa2 and cutoff_len: 32768 runs out of memory", True),
+    ("attn_implementation='flash_attention_2', max_seq_length 16384, it goes OOM", True),
+    ("without flash attention a 32k context runs out of memory", False),
+    ("flash attention is not installed and the 16k run goes OOM", False),
+])
+def test_a_fused_attention_kernel_named_is_no_naive_attention_matrix(note, fused):
+    assert _signals(note).fused_attention is fused
+    top = ids("", note)
+    assert (top[0] == "input_size_too_large") if fused else ("attention_quadratic" in top[:2])

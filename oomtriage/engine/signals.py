@@ -997,6 +997,11 @@ _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:t
                         r"\b(?:when|as soon as|once|right when|just as|the (?:moment|instant|second|minute)) (?:the )?(?:validation|evaluation|eval|testing|val)(?: process| loop| phase| step| run)? "
                         r"(?:starts|begins|kicks in|is started|gets started|starts running)\b|"
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
+# A fused attention kernel named as in use: "flash_attn: fa2", attn_implementation="flash_attention_2",
+# SDPA, xformers (negations are checked where it is read).
+_FUSED_ATTENTION = (r"\bflash[-_ ]?attn(?:[-_ ]?(?:2|v2|3))?\b|\bflash[-_ ]?attention(?:[-_ ]?[23])?\b|\bfa[23]\b|"
+                    r"\battn_implementation\s?[=:]\s?['\"]?(?:flash_attention_[23]|sdpa)\b|\bscaled_dot_product_attention\b|\bsdpa\b|"
+                    r"\bxformers\b|\bmemory[-_ ]efficient attention\b")
 # Every item of a set in one batch: "builds one batch_input_ids tensor from all of them", "all the
 # sentences of a document at once", "the whole test set in a single forward".
 _SET_ITEMS = r"(?:sentences|images|samples|documents|examples|items|inputs|texts|rows|frames|pages|prompts|queries|passages|chunks)"
@@ -1282,6 +1287,7 @@ class Signals:
     eval_only_fails: bool = False  # training fits, its evaluation fails
     built_before_sharding: bool = False  # a model built whole, then handed to ZeRO-3 / FSDP
     whole_set_one_batch: bool = False  # every item of a set sent through in one batch
+    fused_attention: bool = False  # a fused attention kernel named as in use (flash attention, SDPA, xformers)
     growth_across_epochs: bool = False
     start_peak_then_lower: bool = False
     whole_graph: bool = False
@@ -2399,6 +2405,12 @@ def read_signals(context: TriageContext) -> Signals:
     if looped:
         signals.models_in_a_loop = True
         signals.evidence["models_in_a_loop"] = looped
+    fused = _search(_FUSED_ATTENTION, note)
+    if fused and not _search(r"\b(?:without|no|not|n't|disabl\w*|instead of|rather than|turn(?:ed|ing)? off)\b[^.;]{0,25}$", note[max(0, fused.start() - 40):fused.start()]) \
+            and not _search(r"^[^.;]{0,25}\b(?:not|n't) (?:installed|available|enabled|used|supported|working)|^[^.;]{0,10}\b(?:false|off|disabled|none)\b",
+                            note[fused.end():fused.end() + 40]):
+        signals.fused_attention = True
+        signals.evidence["fused_attention"] = fused.group(0)
     copy = _copy_per_device(note)
     # (tensor parallelism splits every weight matrix over the cards: each worker's share is a shard)
     if copy and ((signals.gpu_count or 0) > 1 or signals.distributed or _search(_EACH_DEVICE, copy)) and not _search(_TENSOR_PARALLEL_SPLIT, note):

@@ -1047,8 +1047,14 @@ def long_sequences(data: RuleInput) -> Iterator[Vote]:
     if signals.seq_len and signals.seq_len >= 8192 and not signals.domains & {"llm", "encoder"}:
         yield Vote("input_size_too_large", 0.45, f"A sequence length of {signals.seq_len} scales every activation.")
     if signals.seq_len and signals.seq_len >= 4096 and signals.domains & {"llm", "encoder"}:
-        yield Vote("attention_quadratic", 0.5, f"At {signals.seq_len} tokens a naive attention matrix is "
-                   f"{signals.seq_len}² x heads x 4 bytes per layer.")
+        if signals.fused_attention:
+            # a fused kernel never materialises the score matrix: what grows is every activation, linearly
+            yield Vote("attention_quadratic", 0.15, f'At {signals.seq_len} tokens a naive attention matrix would be '
+                       f'{signals.seq_len}² x heads per layer, but a fused kernel is named ("{signals.evidence["fused_attention"]}"), '
+                       "which keeps none: check that it is really the one used.")
+        else:
+            yield Vote("attention_quadratic", 0.5, f"At {signals.seq_len} tokens a naive attention matrix is "
+                       f"{signals.seq_len}² x heads x 4 bytes per layer.")
         yield Vote("input_size_too_large", 0.45, f"A sequence length of {signals.seq_len} scales every activation.")
 
 
