@@ -944,6 +944,9 @@ def _models_built_in_a_loop(note: str) -> str | None:
 # that loads it rerun, an app switching models): the previous one is still referenced when the next
 # one arrives.
 _MODEL_WORD = r"(?:models?|pipelines?|networks?|llms?|checkpoints?|weights)"
+# Said not to be freed: "is not properly garbage collected", "never gets unloaded".
+_NOT_FREED = (r"(?:is not|isn't|was not|wasn't|are not|aren't|were not|weren't|never (?:gets?|got)|is never|are never|does not get|doesn't get|"
+              r"do not get|don't get) (?:properly |correctly |ever |really )?(?:garbage[- ]collected|gc'?e?d|freed|unloaded|released|deleted|cleared)\b")
 _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that cell )?again|execut\w* (?:it |the cell )?again)\b[^.;]{{0,60}}?"
                    rf"\b(?:load\w*|creat\w*|build\w*|instantiat\w*) (?:the |a |my )?(?:\w+ )?{_MODEL_WORD}\b|"
                    rf"\b(?:cell|code|function|block)\b[^.;]{{0,20}}?\b(?:that |which )?(?:load\w*|creat\w*|build\w*) (?:the |a |my )?(?:\w+ )?{_MODEL_WORD}\b"
@@ -960,11 +963,8 @@ _MODEL_REPLACED = (rf"\b(?:re-?run\w*|re-?execut\w*|run\w* (?:it |the cell |that
                    r"(?:the )?(?:(?:gpu |vram |video )?memory|v?ram|gpu) when (?:you |i |we )?(?:switch|swap|change|load)\w*|"
                    # a pipeline's first model kept while the next loads: "after the transcription the Whisper model is
                    # not properly garbage collected", "both models are loaded at the same time"
-                   # ("the recognizer isn't freed before the second model is loaded")
-                   r"\b(?:is not|isn't|was not|wasn't|are not|aren't|never (?:gets?|got)|is never|does not get|doesn't get) (?:properly |correctly |ever )?"
-                   r"(?:garbage[- ]collected|freed|unloaded|released|deleted)\b[^.;]{0,20}?\bbefore (?:the |a )?(?:next|second|other|new|following)\b|"
-                   rf"\b{_MODEL_WORD}\b[^.;]{{0,20}}?\b(?:is not|isn't|was not|wasn't|are not|aren't|were not|weren't|never (?:gets?|got)|is never|are never|does not get|doesn't get|do not get|don't get) "
-                   r"(?:properly |correctly |ever |really )?(?:garbage[- ]collected|gc'?e?d|freed|unloaded|released|deleted|cleared)\b|"
+                   # (whatever it is called when the next one is named: "the recognizer isn't freed before the second model")
+                   rf"\b{_MODEL_WORD}\b[^.;]{{0,20}}?\b{_NOT_FREED}|\b{_NOT_FREED}[^.;]{{0,20}}?\bbefore (?:the |a )?(?:next|second|other|new|following)\b|"
                    rf"(?:\bboth (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?and (?:the |my )?[\w-]+ (?:{_MODEL_WORD} )?|\b(?:both|the two|two) (?:of (?:the |my )?)?{_MODEL_WORD} )(?:are |get |stay |sit )?(?:loaded|kept|held|resident) "
                    r"(?:on the gpu |in (?:gpu |video )?memory |into (?:gpu |video )?memory )?(?:at the same time|at once|together|simultaneously)\b")
 # The program freed what it held and the memory did not come back.
@@ -999,9 +999,12 @@ _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:t
                         r"\b(?:the )?first (?:validation|evaluation|eval|test|val) (?:batch|step|iteration)\b(?! (?:runs|works|passes|succeeds|goes|is fine))")
 # A fused attention kernel named as in use: "flash_attn: fa2", attn_implementation="flash_attention_2",
 # SDPA, xformers (negations are checked where it is read).
-_FUSED_ATTENTION = (r"\bflash[-_ ]?attn(?:[-_ ]?(?:2|v2|3))?\b|\bflash[-_ ]?attention(?:[-_ ]?[23])?\b|\bfa[23]\b|"
+# ("without flash attention" is denied where it is read, _NEGATABLE; "xformers: false" and "flash attention
+# is not installed" here)
+_FUSED_ATTENTION = (r"(?:\bflash[-_ ]?attn(?:[-_ ]?(?:2|v2|3))?\b|\bflash[-_ ]?attention(?:[-_ ]?[23])?\b|\bfa[23]\b|"
                     r"\battn_implementation\s?[=:]\s?['\"]?(?:flash_attention_[23]|sdpa)\b|\bscaled_dot_product_attention\b|\bsdpa\b|"
-                    r"\bxformers\b|\bmemory[-_ ]efficient attention\b")
+                    r"\bxformers\b|\bmemory[-_ ]efficient attention\b)"
+                    r"(?![^.;]{0,25}?\b(?:not|n't) (?:installed|available|enabled|used|supported|working)\b|\s?[=:]\s?['\"]?(?:false|off|none|disabled)\b)")
 # Every item of a set in one batch: "builds one batch_input_ids tensor from all of them", "all the
 # sentences of a document at once", "the whole test set in a single forward".
 _SET_ITEMS = r"(?:sentences|images|samples|documents|examples|items|inputs|texts|rows|frames|pages|prompts|queries|passages|chunks)"
@@ -1432,7 +1435,7 @@ _NEGATION_WORDS = "no|not|never|without|none|nothing|nor"
 _NEGATION = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
 _NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode",
-              "frees_every_step", "smaller_input_fits"}  # "I can't free the GPU memory after each iteration" frees nothing
+              "frees_every_step", "smaller_input_fits", "fused_attention"}  # "I can't free the GPU memory after each iteration" frees nothing
 
 
 def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
@@ -2258,7 +2261,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -2405,12 +2408,6 @@ def read_signals(context: TriageContext) -> Signals:
     if looped:
         signals.models_in_a_loop = True
         signals.evidence["models_in_a_loop"] = looped
-    fused = _search(_FUSED_ATTENTION, note)
-    if fused and not _search(r"\b(?:without|no|not|n't|disabl\w*|instead of|rather than|turn(?:ed|ing)? off)\b[^.;]{0,25}$", note[max(0, fused.start() - 40):fused.start()]) \
-            and not _search(r"^[^.;]{0,25}\b(?:not|n't) (?:installed|available|enabled|used|supported|working)|^[^.;]{0,10}\b(?:false|off|disabled|none)\b",
-                            note[fused.end():fused.end() + 40]):
-        signals.fused_attention = True
-        signals.evidence["fused_attention"] = fused.group(0)
     copy = _copy_per_device(note)
     # (tensor parallelism splits every weight matrix over the cards: each worker's share is a shard)
     if copy and ((signals.gpu_count or 0) > 1 or signals.distributed or _search(_EACH_DEVICE, copy)) and not _search(_TENSOR_PARALLEL_SPLIT, note):

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from oomtriage.sizes import format_size
 
+from ..facts import CONTEXT_OVERHEAD
 from . import RuleInput, Vote, rule
 
 
@@ -283,8 +284,7 @@ def version_regression(data: RuleInput) -> Iterator[Vote]:
         # "it worked until two days ago" names no version: with the card full and PyTorch holding almost
         # none of it, what changed is more likely another process than a release
         no_version = not re.search(r"\d+\.\d+|\bv\d|version|upgrad|updat|release|install|nightly|commit|build", said, re.IGNORECASE)
-        held_outside = bool(n.capacity and n.allocated is not None and n.free is not None and
-                            n.allocated < 0.05 * n.capacity and n.free < 0.05 * n.capacity)
+        held_outside = bool(n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.5 * n.total)
         if no_version and held_outside:
             yield Vote("framework_bug", 0.35, f'The same workload worked until recently ("{said}"): if a framework or library was '
                        "updated since, pin the version that worked; the figures point at memory held outside PyTorch first.")

@@ -65,16 +65,22 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     if big_request:
         yield Vote("input_size_too_large", 0.5, f"One evaluation tensor of {n.requested / n.capacity:.0%} of the device: "
                    "evaluation inputs are often full-size where training used crops or shorter sequences.")
+    # whether a reading of evaluation's inputs as larger than training's was given (below, it rules out
+    # reading "training fits, evaluation fails" as a kept graph)
+    larger_inputs = big_request or signals.long_input
     if signals.long_input:
         yield Vote("input_size_too_large", 0.6, f'The inputs are large ("{signals.evidence["long_input"]}").')
     elif signals.crops_named and not signals.growth:
+        larger_inputs = True
         yield Vote("input_size_too_large", 0.55, f'Training runs on pieces of the inputs ("{signals.evidence["crops_named"]}"), '
                    "while evaluation usually runs whole ones: evaluate on tiles (chop the input) or at a lower resolution.")
     elif "audio" in signals.domains and not signals.growth:
+        larger_inputs = True
         # Speech training crops or filters utterances by duration; validation runs whole recordings.
         yield Vote("input_size_too_large", 0.5, "Speech models train on utterances capped or bucketed by duration but often "
                    "validate on whole recordings: the longest one sets evaluation's peak.")
     elif "detection" in signals.domains and not big_request and not signals.growth:
+        larger_inputs = True
         # Dense prediction trains on crops and evaluates on whole images (Cityscapes: 512x1024 crops,
         # 1024x2048 at test time), so evaluation is where the largest activations appear.
         yield Vote("input_size_too_large", 0.45, "Segmentation and detection models train on crops but evaluate whole, "
@@ -126,9 +132,6 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                        "without .detach() keep each batch's whole autograd graph alive.")
             yield Vote("reference_leak", 0.3, "Outputs kept on the GPU across batches grow memory even when detached.")
     yield Vote("reference_leak", 0.35, "Evaluation loops often collect outputs in lists without .detach().cpu().")
-    # (inputs evaluation takes larger than training's, whole images where it trained on crops, are
-    # the larger reading then: the input rules above say it)
-    larger_inputs = big_request or signals.long_input or signals.crops_named or bool({"audio", "detection"} & signals.domains)
     if signals.eval_only_fails and not (larger_inputs or signals.no_grad_already or signals.managed_eval or signals.serving_engine or signals.growth):
         # A training step at that batch keeps its activations for the backward and fits; an
         # evaluation under no_grad keeps far less. Failing there, the evaluation keeps a graph too, on
