@@ -1,5 +1,6 @@
 """Host (CPU RAM) exhaustion: the kernel OOM killer, Slurm's cgroup handler, DataLoader workers
-killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``. None of these
+killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``, Windows' commit
+limit (error 1455, the paging file). None of these
 is GPU memory, and telling the user so is half of the diagnosis."""
 
 from __future__ import annotations
@@ -57,3 +58,16 @@ _DEVICE_ERROR = r"(?!.*(?:cudaError|hipError|CUDA error|HIP error|CUDA_ERROR|HIP
 @message_format("python_memory_error", rf"^(?:\S+: )?(?:numpy(?:\.\w+)*\.)?_?(?:Array)?MemoryError\b{_DEVICE_ERROR}|std::bad_alloc{_DEVICE_ERROR}")
 def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed")
+
+
+# Windows has no overcommit: every process must fit its committed memory in RAM plus the paging file.
+# Each DataLoader worker is a spawned process that loads torch's CUDA libraries again, so a loader
+# with many workers hits the commit limit as "Error loading ...\torch\lib\<name>.dll" (error 1455, in
+# the system's language: "页面文件太小", "ページング ファイルが小さすぎる").
+@message_format("windows_commit_limit", r"\[WinError 1455\]|The paging file is too small for this operation|"
+                r"页面文件太小|頁面檔案太小|ページング ファイルが小さすぎ")
+def parse_windows_commit(match: re.Match[str], window: Window) -> Fields:
+    loading = re.search(r"""Error loading "([^"]+)"|Error loading '([^']+)'""", window.flat)
+    library = (loading.group(1) or loading.group(2)).replace("\\", "/").rsplit("/", 1)[-1] if loading else None
+    operation = "Windows commit limit (paging file)" + (f", loading {library}" if library else "")
+    return _host(window, operation=operation, library=library)

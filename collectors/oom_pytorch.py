@@ -1,5 +1,6 @@
 """PyTorch's OOM messages: the caching allocator's four generations (A: THC, B/C: parenthesised,
-D1-D3: sentence form), HIP and XPU builds, cudaMallocAsync, MPS, the CPU allocator, and raw
+D1-D3: sentence form), HIP and XPU builds, the out-of-tree NPU/MUSA/MLU backends' copies of it,
+cudaMallocAsync, MPS, the CPU allocator, and raw
 ``CUDA error: out of memory`` (in ``oom_runtime``)."""
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ def parse_allocator_fields(message: str) -> Fields:
     """Every optional segment of every generation, each looked up on its own (in any letter case and
     with the spaces a hand-retyped message loses: "tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity")."""
     fields: Fields = {
-        "requested_bytes": find_size(rf"(?i)Tried to allocate ({SIZE})", message),
+        # torch_npu prints a size past its printer's range as "more than 1EB": garbage, kept as the floor
+        "requested_bytes": find_size(rf"(?i)Tried to allocate (?:more than )?({SIZE})", message),
         "total_bytes": find_size(rf"(?i)total ?capac(?:i)?ty of ({SIZE})", message)
         or find_size(rf"(?i)({SIZE}) total ?capac(?:i)?ty", message),
         "free_bytes": find_size(rf"of which ({SIZE}) is free", message)
-        or find_size(rf"(?i)already allocated; ?({SIZE}) free", message),
+        or find_size(rf"(?i)already allocated; ?(?:{SIZE} current active; ?)?({SIZE}) free", message),
         "allowed_bytes": find_size(rf"({SIZE}) allowed;", message),
         "private_pool_bytes": find_size(rf"with ({SIZE}) allocated in private pools", message),
         "self_process_bytes": find_size(rf"this process has ({SIZE}) memory in use", message),
@@ -54,7 +56,7 @@ def parse_allocator_fields(message: str) -> Fields:
             fields["reserved_unallocated_bytes"] = old_reserved if cached_form else max(0, old_reserved - old_alloc)
             if cached_form:
                 fields["reserved_bytes"] = old_alloc + old_reserved
-    device = re.search(r"\(?GPU (\d+)[;\s]| GPU (\d+) has", message)
+    device = re.search(r"\(?(?:GPU|NPU|MLU|MUSA|XPU) (\d+)[;\s]| GPU (\d+) has", message)
     if device:
         fields["device_index"] = int(device.group(1) or device.group(2))
     fields["processes"] = [
@@ -72,7 +74,7 @@ def _allocator_format(message: str) -> str:
     return "pytorch_bare"
 
 
-@message_format("pytorch_allocator", r"\b(CUDA|HIP|XPU) out of memory\b", flags=re.IGNORECASE)
+@message_format("pytorch_allocator", r"\b(CUDA|HIP|XPU|NPU|MUSA|MLU) out of memory\b", flags=re.IGNORECASE)
 def parse_caching_allocator(match: re.Match[str], window: Window) -> Fields:
     message = _message_text(match, window)
     fields = parse_allocator_fields(message)
@@ -140,7 +142,7 @@ def parse_cpu_allocator(match: re.Match[str], window: Window) -> Fields:
 
 
 # Last in this module: the complete forms above (MPS also says "Tried to allocate") go first.
-@message_format("pytorch_allocator_fragment", rf"\bTried to allocate ({SIZE})")
+@message_format("pytorch_allocator_fragment", rf"\bTried to allocate (?:more than )?({SIZE})")
 def parse_allocator_fragment(match: re.Match[str], window: Window) -> Fields:
     """An excerpt that lost the message's first words: only the caching allocator prints
     "Tried to allocate <size>", so the figures that follow are still its figures."""

@@ -47,6 +47,8 @@ TRIGGER_PHRASES = [
     rb"cudnn_status_not_initialized",
     rb"defaultcpuallocator",
     rb"bad_alloc",
+    rb"winerror 1455",  # Windows' commit limit; the paging-file sentence is translated, the code is not
+    rb"paging file is too small",
     rb"\bmemoryerror\b",
     rb"insufficient memory",
     rb"insufficient shared memory",
@@ -88,7 +90,7 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137"]
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

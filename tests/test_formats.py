@@ -239,3 +239,46 @@ def test_paddlepaddle_allocator_messages(text, fmt, requested, allocated, free):
     assert (error["requested_bytes"], error["allocated_bytes"], error["free_bytes"]) == (requested, allocated, free)
     # Paddle's own advice to look for another process is boilerplate, not a sign of one
     assert report["causes"][0]["id"] != "other_process_or_device"
+
+
+@pytest.mark.parametrize(("text", "backend", "requested", "free", "device"), [
+    # torch_npu (Ascend) mirrors the caching allocator's parenthesised form, with a "current active" segment
+    ("RuntimeError: NPU out of memory. Tried to allocate 96.00 MiB (NPU 2; 29.50 GiB total capacity; 20.00 GiB already "
+     "allocated; 20.00 GiB current active; 12.00 MiB free; 21.00 GiB reserved in total by PyTorch)", "npu", 96 * MIB, 12 * MIB, 2),
+    ("torch.OutOfMemoryError: MUSA out of memory. Tried to allocate 2.00 GiB (GPU 0; 47.00 GiB total capacity; 44.00 GiB "
+     "already allocated; 1.00 GiB free; 45.00 GiB reserved in total by PyTorch)", "musa", 2 * GIB, GIB, 0),
+    ("RuntimeError: MLU out of memory. Tried to allocate 512.00 MiB (MLU 1; 15.00 GiB total capacity; 14.00 GiB already "
+     "allocated; 300.00 MiB free; 14.50 GiB reserved in total by PyTorch)", "mlu", 512 * MIB, 300 * MIB, 1),
+])
+def test_out_of_tree_pytorch_backends_carry_the_allocator_figures(text, backend, requested, free, device):
+    result = CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text)
+    assert result.exit_code == 0, result.output
+    error = json.loads(result.stdout)["error"]
+    assert (error["framework"], error["backend"], error["format"]) == ("pytorch", backend, "pytorch_parenthesised")
+    assert (error["requested_bytes"], error["free_bytes"], error["device_index"]) == (requested, free, device)
+
+
+def test_a_request_past_the_printers_range_is_read_as_its_floor():
+    result = CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input="NPU out of memory. Tried to allocate more than 1EB memory\n")
+    report = json.loads(result.stdout)
+    assert report["error"]["backend"] == "npu" and report["error"]["requested_bytes"] == 2**60
+    assert report["causes"][0]["id"] == "framework_bug"
+
+
+@pytest.mark.parametrize(("text", "library"), [
+    ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+     '"C:\\envs\\sr\\lib\\site-packages\\torch\\lib\\cudnn_ops_infer64_8.dll" or one of its dependencies.', "cudnn_ops_infer64_8.dll"),
+    ('OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "E:\\py\\torch\\lib\\c10_cuda.dll" or one of its dependencies.',
+     "c10_cuda.dll"),
+    ("OSError: [WinError 1455] ページング ファイルが小さすぎるため、この操作を完了できません。", None),
+    ("  File \"multiprocessing\\heap.py\", line 55, in __setstate__\nOSError: [WinError 1455] The paging file is too small for this "
+     "operation to complete", None),
+])
+def test_windows_commit_limit_is_a_host_failure(text, library):
+    result = CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["detected"] and report["error"]["format"] == "windows_commit_limit"
+    assert report["error"]["backend"] == "host" and report["error"]["library"] == library
+    assert report["causes"][0]["id"] == "dataloader_or_host"
+    assert "paging file" in " ".join(report["causes"][0]["evidence"])

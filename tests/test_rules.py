@@ -5176,3 +5176,54 @@ def test_a_fused_attention_kernel_named_is_no_naive_attention_matrix(note, fused
     assert _signals(note).fused_attention is fused
     top = ids("", note)
     assert (top[0] == "input_size_too_large") if fused else ("attention_quadratic" in top[:2])
+
+
+def test_a_petabyte_request_without_the_cards_size_is_a_size_computed_wrong():
+    assert ids("RuntimeError: NPU out of memory. Tried to allocate 4.00 PiB")[0] == "framework_bug"
+    # a large but possible request on an unknown card stays the input's
+    assert ids("RuntimeError: NPU out of memory. Tried to allocate 60.00 GiB")[0] != "framework_bug"
+
+
+@pytest.mark.parametrize("note", [
+    "running a text-to-video model on an Ascend 910B with 64 GB",
+    "inference on two ascend-910B cards",
+])
+def test_an_npu_model_number_is_no_parameter_count(note):
+    assert _signals(note).param_count is None
+    assert "model_too_large" not in ids("NPU out of memory. Tried to allocate 20.00 GiB (NPU 0; 60.00 GiB total capacity; "
+                                        "30.00 GiB already allocated; 10.00 GiB free; 31.00 GiB reserved in total by PyTorch)", note)[:1]
+
+
+@pytest.mark.parametrize("note", [
+    "training an RNN-T on 16 GB, vocab of 5000 word pieces, it runs out of memory in the loss",
+    "my conformer transducer runs out of memory on an 11 GB card",
+    "the joint network is where it dies, with torchaudio's RNNTLoss",
+    "rnnt_loss fails with out of memory on long utterances",
+])
+def test_a_transducers_joint_network_is_the_logits(note):
+    assert _signals(note).transducer
+    assert ids("CUDA out of memory", note)[0] == "large_logits"
+    # failing a few batches in, the longest utterance competes: the joint still ranks beside it
+    assert "large_logits" in ids("CUDA out of memory", "my conformer transducer goes OOM after a few batches")[:2]
+    assert not _signals("a CTC model with a 5000-token vocabulary runs out of memory").transducer
+
+
+@pytest.mark.parametrize("note", [
+    "the video tracker works on the demo clip but my own video runs out of GPU memory",
+    "propagate_in_video fails with CUDA out of memory after 40 frames",
+    "segmenting videos longer than two minutes goes OOM",
+])
+def test_a_video_longer_than_the_example_is_the_input_that_grew(note):
+    assert _signals(note).long_input
+    assert ids("", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "it runs out of memory; system memory peaked at 97% of 64 GB while the predictor state was built",
+    "host RAM usage reached 100% and the job died",
+    "out of memory, the system memory usage hit 92 % during loading",
+])
+def test_host_memory_nearly_all_in_use_is_the_hosts(note):
+    assert _signals(note).host_ram
+    assert ids("", note)[0] == "dataloader_or_host"
+    assert not _signals("system memory peaked at 30%, only the card is out of memory").host_ram

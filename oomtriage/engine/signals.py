@@ -375,6 +375,8 @@ _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
              r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|"
+             # "system memory peaked at 95% of 256 GB": nearly all of the host's RAM in use
+             r"\b(?:system|host|cpu|main) (?:memory|ram)(?: usage| use)?\b[^.;]{0,20}?\b(?:peak\w*|reach\w*|hit\w*|at|to) (?:about |around |over |nearly |almost |~ ?)?(?:100|9\d|8[5-9])(?:\.\d+)? ?%|"
              # a swap size stated is the host's memory talked about: "my server has 52GB and 10GB swap"
              r"(?<![\d.])\d+(?:\.\d+)? ?Gi?B? (?:of )?swap\b|"
              # an amount of RAM used, not the machine's size: "it takes 60 GB of RAM" (a spec, "a 1050 Ti
@@ -541,6 +543,8 @@ _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?
 _LOGITS_SAID = (r"\blogits?\b|\blm[_ ]head\b|cross[- _]?entropy|\blog[_ ]?softmax\b|\boutput (?:layer|projection|embedding|softmax)|"
                 r"(?:huge|large|big|enormous) (?:vocab\w*|number of (?:classes|labels|tokens))|"
                 r"softmax over (?:the )?(?:vocab\w*|classes|labels|tokens)")
+# A transducer (RNN-T) model: its joint network scores every (frame, label position) pair.
+_TRANSDUCER = r"\brnn-?t\b|\brnnt\w*|\btransducers?\b|\bjoiner\b|\bjoint (?:network|layer|net)\b"
 # A vocabulary or class count said to be large, in either word order, anywhere in the note.
 _LARGE_VOCAB_SAID = (r"\b(?:very |extremely |really |quite |too |so )?(?:huge|large|big|enormous|massive|giant) (?:target |output |source |word |token )?"
                      r"(?:vocab\w*|number of (?:classes|labels|categories|output tokens)|label space|output (?:layer|space))|"
@@ -640,6 +644,9 @@ _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) 
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
+               # a video tracker keeps state for every frame it has seen: the user's own (longer) video
+               # against the example's short clip is the input that grew
+               r"\b(?:my own|our own|a longer|longer|custom) videos?\b|\bpropagate_in_video\b|\bvideos? (?:longer|with more frames) than\b|"
                # the longest item singled out: "only a few sentences exceed 150 words, the longest has 234"
                r"\bthe longest (?:one |sentence |sequence |sample |example |document |utterance |recording |text |image |prompt )?(?:has|is|was|contains|reaches|goes up to)\b|"
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
@@ -1366,6 +1373,7 @@ class Signals:
     under_load: bool = False
     more_gpus_no_help: bool = False
     logits_said: bool = False
+    transducer: bool = False
     colocated: bool = False
     engine_starting: bool = False
     held_after_phase: bool = False
@@ -1476,8 +1484,9 @@ def _param_count(text: str) -> float | None:
     counted = _search(r"((?<![\d,])\d[\d,]{6,})\s+(?:trainable )?param", text)
     if counted:
         return float(counted.group(1).replace(",", ""))
-    # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit.
-    for match in re.finditer(r"(?<![A-Za-z0-9.])(?<![\s(~]\d-)(?<![\s(~]\d\d-)(?<![\s(~]\d–)(\d+(?:\.\d+)?)\s?([bBmM])(?![A-Za-z0-9/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
+    # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit. Not a chip's
+    # model number: Huawei's "Ascend 910B" is an NPU, not 910 billion parameters.
+    for match in re.finditer(r"(?<![A-Za-z0-9.])(?<!ascend )(?<!ascend-)(?<![\s(~]\d-)(?<![\s(~]\d\d-)(?<![\s(~]\d–)(\d+(?:\.\d+)?)\s?([bBmM])(?![A-Za-z0-9/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
                              # "2B tokens", "5M images": a dataset's size, not the model's
                              r"(?!\s?(?:\w+ )?(?:tokens?|images?|samples?|examples?|words?|rows?|records?|pairs?|steps?|sentences?|"
                              r"documents?|frames?|points?|nodes?|edges?|requests?)\b)",
@@ -2259,7 +2268,7 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, failing), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
+        "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),

@@ -20,6 +20,11 @@ def host_memory(data: RuleInput) -> Iterator[Vote]:
     message = error.raw_message
     if "Bus error" in message or "shared memory" in message:
         yield Vote("dataloader_or_host", 0.95, "A DataLoader worker died of a bus error: /dev/shm (shared memory) is too small.")
+    elif error.format == "windows_commit_limit":
+        loading = f" while a process loaded {error.library}" if error.library else ""
+        yield Vote("dataloader_or_host", 0.92, f"Windows ran out of commit memory (RAM plus the paging file){loading}: every "
+                   "DataLoader worker is a new process that loads torch's CUDA libraries again; use fewer workers "
+                   "or a larger paging file.")
     elif error.backend == "host":
         yield Vote("dataloader_or_host", 0.92, f"The process was killed for host RAM ({error.operation}), not by the GPU allocator.")
     else:

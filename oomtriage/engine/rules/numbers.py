@@ -315,6 +315,14 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
                    f"cap ({format_size(n.allowed)}): a single tensor scaled with the input.")
         return
     site = innermost_site(data.context)
+    if not n.capacity and n.requested >= 2**50:
+        # A petabyte is thousands of the largest cards: no input asks for it, whatever the card. The
+        # size was computed from garbage (an overflowed shape, a corrupted length) by what asked.
+        yield Vote("framework_bug", 0.85, f"One request of {format_size(n.requested)}: thousands of times any device, "
+                   "a shape computed wrong (overflowed or read from corrupted values) inside the framework or library.")
+        for cause in ("input_size_too_large", "batch_too_large"):
+            yield Vote(cause, -0.3, "No input or batch asks for that much at once.")
+        return
     if not n.capacity and n.requested >= 40 * GIB:
         # No device has room for one tensor of tens of GiB: its size comes from the input.
         if site == "attention_quadratic":

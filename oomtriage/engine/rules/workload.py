@@ -426,6 +426,23 @@ def vocabulary(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def transducer_joint(data: RuleInput) -> Iterator[Vote]:
+    """An RNN-T (transducer) model's joint network scores every pair of an encoder frame and a label
+    position over the whole vocabulary: batch x frames x label length x vocabulary logits, kept for the
+    loss's backward. It is the model's largest tensor by orders of magnitude."""
+    signals = data.signals
+    if not signals.transducer:
+        return
+    vocab = f" (here x {signals.vocab_size:,})" if signals.vocab_size else ""
+    # The longest utterance in a batch sets frames x label length: "fails a few batches in" is this
+    # same tensor at its largest, so the vote holds against the variable-length reading.
+    yield Vote("large_logits", 0.75 if signals.vocab_size and signals.vocab_size >= 1000 else 0.65,
+               f'A transducer ("{signals.evidence["transducer"]}"): its joint network outputs batch x frames x label length '
+               f"x vocabulary logits{vocab}; use a pruned or fused RNN-T loss (k2's pruned loss, a fused joint that "
+               "splits the batch), a smaller vocabulary, or fewer frames (more subsampling).")
+
+
+@rule
 def another_framework_fits(data: RuleInput) -> Iterator[Vote]:
     """The same model loads or runs in another framework on this device: its weights fit, so what
     fails is how this framework builds them (Flax initialises random parameters and then loads the
