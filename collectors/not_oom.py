@@ -62,3 +62,12 @@ def parse_nccl_timeout(match: re.Match[str], window: Window) -> Fields:
 @message_format("library_execution_failed", r"CUBLAS_STATUS_EXECUTION_FAILED|CUDNN_STATUS_EXECUTION_FAILED", is_oom=False)
 def parse_execution_failed(match: re.Match[str], window: Window) -> Fields:
     return _not_oom(window, "a library kernel failed to run (often a CUDA toolkit/driver mismatch), not an allocation")
+
+
+# Triton compiles each kernel for the card it runs on: a block configuration that needs more on-chip
+# shared memory per block than the card offers (smaller on older or consumer cards) fails to load.
+# Device memory can be empty and this still happens; the fix is smaller blocks or fewer num_stages.
+@message_format("triton_shared_memory", r"out of resource: shared memory", is_oom=False)
+def parse_triton_shared_memory(match: re.Match[str], window: Window) -> Fields:
+    return _not_oom(window, "a Triton kernel needs more on-chip shared memory per block than this card has "
+                            "(smaller block sizes or num_stages), not device memory")

@@ -58,6 +58,7 @@ TRIGGER_PHRASES = [
     rb"illegal memory access",
     rb"device-side assert",
     rb"too many resources requested",
+    rb"out of resource: shared memory",  # Triton's per-block limit, recognised as no OOM
     rb"cuda failure",
     rb"memory summary, device id",
     rb"\bOOM\b",
@@ -89,7 +90,7 @@ TRIGGER_PHRASES = [
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
-                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
+                  b"too many resources", b"out of resource", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
                   b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 

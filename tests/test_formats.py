@@ -58,6 +58,7 @@ NOT_OOM = {
     "not_oom_device_assert.log": "cuda_device_assert",
     "not_oom_launch_resources.log": "cuda_launch_resources",
     "tf_not_a_failure.log": "tensorflow_not_a_failure",
+    "not_oom_triton_shared_memory.log": "triton_shared_memory",
 }
 runner = CliRunner()
 
