@@ -1,6 +1,6 @@
 """Host (CPU RAM) exhaustion: the kernel OOM killer, Slurm's cgroup handler, DataLoader workers
-killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``, Windows' commit
-limit (error 1455, the paging file). None of these
+killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``, ENOMEM
+("Cannot allocate memory"), Windows' commit limit (error 1455, the paging file). None of these
 is GPU memory, and telling the user so is half of the diagnosis."""
 
 from __future__ import annotations
@@ -71,3 +71,10 @@ def parse_windows_commit(match: re.Match[str], window: Window) -> Fields:
     library = (loading.group(1) or loading.group(2)).replace("\\", "/").rsplit("/", 1)[-1] if loading else None
     operation = "Windows commit limit (paging file)" + (f", loading {library}" if library else "")
     return _host(window, operation=operation, library=library)
+
+
+# The C library's ENOMEM text, from any host-side allocation that failed: fork() of a DataLoader
+# worker, mmap of a checkpoint, a JIT's code buffers ("[Errno 12] Cannot allocate memory").
+@message_format("host_enomem", rf"\[Errno 12\] Cannot allocate memory|\bCannot allocate memory\b{_DEVICE_ERROR}")
+def parse_enomem(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, operation="host allocation failed (ENOMEM)")

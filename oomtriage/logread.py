@@ -47,6 +47,7 @@ TRIGGER_PHRASES = [
     rb"cudnn_status_not_initialized",
     rb"defaultcpuallocator",
     rb"bad_alloc",
+    rb"cannot allocate memory",  # the C library's ENOMEM (errno 12): a host allocation
     rb"winerror 1455",  # Windows' commit limit; the paging-file sentence is translated, the code is not
     rb"paging file is too small",
     rb"\bmemoryerror\b",

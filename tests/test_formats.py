@@ -283,3 +283,15 @@ def test_windows_commit_limit_is_a_host_failure(text, library):
     assert report["error"]["backend"] == "host" and report["error"]["library"] == library
     assert report["causes"][0]["id"] == "dataloader_or_host"
     assert "paging file" in " ".join(report["causes"][0]["evidence"])
+
+
+@pytest.mark.parametrize("text", [
+    "OSError: [Errno 12] Cannot allocate memory",
+    "RuntimeError: DataLoader worker exited unexpectedly\nOSError: [Errno 12] Cannot allocate memory",
+    "LLVM ERROR: JIT session error: Cannot allocate memory",
+])
+def test_enomem_is_a_refused_host_allocation(text):
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["detected"] and report["error"]["format"] == "host_enomem" and report["error"]["backend"] == "host"
+    top = report["causes"][0]
+    assert top["id"] == "dataloader_or_host" and "killed" not in " ".join(top["evidence"])

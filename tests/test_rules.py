@@ -5227,3 +5227,46 @@ def test_host_memory_nearly_all_in_use_is_the_hosts(note):
     assert _signals(note).host_ram
     assert ids("", note)[0] == "dataloader_or_host"
     assert not _signals("system memory peaked at 30%, only the card is out of memory").host_ram
+
+
+@pytest.mark.parametrize("note", [
+    "training DeepLabV3 on Cityscapes with batch 8 runs out of memory",
+    "semantic segmentation on Mapillary Vistas at full size goes OOM",
+    "fine-tuning on the DOTA aerial images fails with CUDA out of memory",
+])
+def test_a_dataset_of_multi_megapixel_images_is_a_large_input(note):
+    assert _signals(note).long_input
+    assert ids("", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "with torch 2.3.1 the loop's memory climbs every step, with torch 2.2.0 it stays flat",
+    "on jaxlib 0.4.30 it runs out of memory after a while; on jaxlib 0.4.26 the same script works",
+])
+def test_two_builds_contrasted_are_a_version_change(note):
+    assert _signals(note).upgrade_regression
+    assert ids("", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", [
+    "turning on gradient checkpointing increases the peak from 20 GB to 26 GB and it goes OOM",
+    "memory jumps from 9 GB to 14 GB when adding jax.checkpoint around the blocks, then out of memory",
+    "with nn.remat on every layer it uses more memory than without and runs out",
+])
+def test_recomputation_that_raises_memory_is_the_librarys(note):
+    assert _signals(note).saver_costs_more
+    assert ids("", note)[0] == "framework_bug"
+    assert not _signals("gradient checkpointing lowers memory from 20 GB to 12 GB but the step still runs out").saver_costs_more
+
+
+@pytest.mark.parametrize("note", [
+    "I call a jitted function on arrays of varying shapes in a loop and host memory keeps growing until it dies",
+    "tf.function keeps retracing for every new batch shape and memory grows until out of memory",
+    "jnp operations on many distinct shapes; after an hour the process runs out of memory",
+])
+def test_a_tracing_compiler_fed_changing_shapes_grows_its_cache(note):
+    signals = _signals(note)
+    assert signals.varying_shapes and signals.tracing_compiler
+    assert ids("", note)[0] == "reference_leak"
+    # changing shapes without a tracing compiler are no compilation cache
+    assert not _signals("inputs of varying shapes in PyTorch eager mode go OOM").tracing_compiler

@@ -227,6 +227,9 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    # "revision 7b33ef4 works fine": a build named by its commit, beside one that fails
                    r"\b(?:revision|commit|rev|build|sha)\s?[0-9a-f]{7,40}\b[^.;]{0,40}?\b(?:works?|worked|ran|runs|is fine|was fine|fits?|fine)\b|"
                    r"used to (?:start|work|run|fit)|previously (?:working|worked|fine|fitting|ran|running)\b|"
+                   # "with jax 0.2.12 memory grows, with jax 0.2.9 it stays flat": two builds, one behaving
+                   rf"\b(?:with|on|under|in) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,90}}?\b(?:with|on|under|in) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,50}}?"
+                   r"\b(?:stays? (?:flat|constant|stable|the same)|is fine|was fine|works|worked|fits|fitted|(?:there is |has )?no (?:leak|growth|oom))\b|"
                    r"(?:recent|latest|new|last) (?:\w+ ){0,2}(?:update|upgrade|release|version)s?\b[^.;]{0,60}\b(?:broke|breaks|broken|caused?|causes|leads? to|led to|multipl\w+|doubl\w+)\b|"
                    # "it worked a few weeks ago", "the same code ran without trouble a year ago"
                    r"(?:worked|fine|ran|fit|fitted|trained)\b[^.;]{0,40}?\b(?:a|an|one|two|three|\d+|a few|few|some|several|a couple of) ?(?:weeks?|days?|months?|years?) (?:ago|earlier)|"
@@ -525,6 +528,17 @@ _SAVER_BROKE_FIT = (r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ 
                     # "using enable_vae_tiling instead causes an overflow of memory, and it is normal without it"
                     r"\b(?:using |with |enabling |turning on )?(?:`?\w+\.)?`?(?:enable_(?:vae_)?(?:tiling|slicing)|enable_\w*cpu_offload|gradient_checkpointing_enable|(?:vae )?til(?:ing|ed vae))\b`?(?:\(\))?"
                     r"[^.;]{0,40}?\b(?:causes?|leads? to|gives?|makes?|results? in)\b[^.;]{0,30}?\b(?:overflow|oom|out of memory|more memory)\b[^.;]{0,40}?\b(?:normal|fine|works?|fits?) without\b")
+# Recomputation said to raise memory: "memory goes from 8 GB to 11 GB with remat", "gradient
+# checkpointing uses more memory than without".
+_SAVER_RECOMPUTE = r"(?:remat\w*|rematerial\w*|(?:gradient|activation) checkpointing|checkpoint_sequential|jax\.checkpoint)"
+_SAVER_COSTS_MORE = (rf"\b{_SAVER_RECOMPUTE}\b[^.;]{{0,100}}?\b(?:increas\w*|raises?|uses? more|needs? more|takes? more|more memory|"
+                     r"(?:goes|went|grows?|grew|jumps?|jumped|rises?|rose) (?:up )?from \d[\d.]* ?\w* to \d)|"
+                     rf"\b(?:goes|went|grows?|grew|jumps?|jumped|rises?|rose|increases?|increased) (?:up )?from \d[^.;]{{0,20}}? to \d[^.;]{{0,20}}? "
+                     rf"(?:with|when (?:adding|using|enabling)|after adding) (?:the |an? )?(?:@?\w+\.)?{_SAVER_RECOMPUTE}")
+# Operands of shapes that keep changing: under a tracing compiler each new shape is a new program.
+_VARYING_SHAPES = (r"\b(?:varying|various|different|changing|variable|new|many distinct|distinct) (?:input |operand |array |tensor )?shapes?\b|"
+                   r"\bshapes? (?:that )?(?:vary|varies|change|changes|keep changing)\b|\bretrac(?:e|es|ed|ing)\b")
+_TRACING_COMPILER = r"\bjax\b|\bjnp\b|\bjit(?:ted|ting|-compiled)?\b|@jit\b|\bxla\b|tf\.function|@tf\.function|\bretrac(?:e|es|ed|ing)\b"
 # A math library's handle or workspace named in the note.
 _LIBRARY_SAID = (r"\bcu(?:dnn|blas\w*)\b[^.;]{0,40}\b(?:workspace|handle|alloc\w*)|CUBLAS_STATUS_ALLOC_FAILED|"
                  r"CUDNN_STATUS_(?:ALLOC_FAILED|INTERNAL_ERROR|NOT_INITIALIZED|EXECUTION_FAILED)|cudnn\w* workspace")
@@ -647,6 +661,10 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # a video tracker keeps state for every frame it has seen: the user's own (longer) video
                # against the example's short clip is the input that grew
                r"\b(?:my own|our own|a longer|longer|custom) videos?\b|\bpropagate_in_video\b|\bvideos? (?:longer|with more frames) than\b|"
+               # datasets whose images are two megapixels or more at full size: Cityscapes and GTA5 (2048x1024,
+               # 1914x1052), Mapillary Vistas and DOTA/iSAID aerial tiles (up to 4000x3000 and beyond),
+               # DeepGlobe (2448x2448), DIV2K's 2K images
+               r"\b(?:cityscapes|mapillary(?: vistas)?|gta-?5|dota(?:-?v?1\.[05])?|isaid|deepglobe|div2k)\b|"
                # the longest item singled out: "only a few sentences exceed 150 words, the longest has 234"
                r"\bthe longest (?:one |sentence |sequence |sample |example |document |utterance |recording |text |image |prompt )?(?:has|is|was|contains|reaches|goes up to)\b|"
                r"\b(?:sequences?|samples?|inputs?|prompts?|documents?|examples?|texts?)\b[^.;]{0,20}?\b(?:longer than|exceeds?|exceeding|exceeded|beyond|over|above) (?:the )?(?:max\w*|limit|\d+)|"
@@ -1374,6 +1392,9 @@ class Signals:
     more_gpus_no_help: bool = False
     logits_said: bool = False
     transducer: bool = False
+    saver_costs_more: bool = False
+    varying_shapes: bool = False
+    tracing_compiler: bool = False
     colocated: bool = False
     engine_starting: bool = False
     held_after_phase: bool = False
@@ -2268,7 +2289,8 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
+        "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note),
+        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),

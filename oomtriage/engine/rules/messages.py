@@ -25,8 +25,12 @@ def host_memory(data: RuleInput) -> Iterator[Vote]:
         yield Vote("dataloader_or_host", 0.92, f"Windows ran out of commit memory (RAM plus the paging file){loading}: every "
                    "DataLoader worker is a new process that loads torch's CUDA libraries again; use fewer workers "
                    "or a larger paging file.")
-    elif error.backend == "host":
+    elif error.backend == "host" and re.search(r"kill|SIGKILL", error.operation or ""):
         yield Vote("dataloader_or_host", 0.92, f"The process was killed for host RAM ({error.operation}), not by the GPU allocator.")
+    elif error.backend == "host":
+        # MemoryError, bad_alloc, ENOMEM: the process asked the host for memory and was refused
+        yield Vote("dataloader_or_host", 0.92, f"A host allocation was refused ({error.operation}): RAM, or the process's "
+                   "memory limit, is what ran out, not GPU memory.")
     else:
         yield Vote("dataloader_or_host", 0.6, "PyTorch's CPU allocator ran out of host RAM.")
         yield Vote("model_too_large", 0.3, "A CPU-side allocation of this size often comes from materialising the model.")
@@ -88,6 +92,18 @@ def library_handles(data: RuleInput) -> Iterator[Vote]:
                "library workspaces live outside the framework's pool and fail when the GPU is already full.")
     yield Vote("other_process_or_device", 0.35, "Library initialisation failing at start-up usually means something "
                "else already holds the GPU (another process, or TensorFlow's pre-allocation).")
+
+
+@rule
+def recomputation_that_costs_more(data: RuleInput) -> Iterator[Vote]:
+    """Rematerialisation (gradient checkpointing, jax.checkpoint, nn.remat) only drops activations to
+    recompute them: it can lower the peak, never raise it. Said to raise it, the compiler or the
+    wrapper mishandles it (XLA scheduling the recomputation so both copies live, a wrapper that saves
+    every input)."""
+    signals = data.signals
+    if signals.saver_costs_more and not signals.switch_no_effect:
+        yield Vote("framework_bug", 0.6, f'Recomputation said to raise memory ("{signals.evidence["saver_costs_more"]}"): '
+                   "it should only ever lower it; try another release, another backend, or the saver on fewer layers.")
 
 
 @rule

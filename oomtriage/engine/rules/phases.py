@@ -414,6 +414,25 @@ def keras_calls_in_a_loop(data: RuleInput) -> Iterator[Vote]:
                "predict_on_batch inside loops, clear_session() between models, or use a TensorFlow release that fixed the leak.")
 
 
+@rule
+def compiled_once_per_shape(data: RuleInput) -> Iterator[Vote]:
+    """A tracing compiler (jax.jit, XLA, tf.function) builds one executable per distinct input shape
+    and caches it: operands whose shapes keep changing fill that cache, in host memory for the
+    compiled code and on the device for its buffers, however small each call is."""
+    signals = data.signals
+    if not (signals.varying_shapes and signals.tracing_compiler):
+        return
+    said = signals.evidence["varying_shapes"]
+    yield Vote("reference_leak", 0.6, f'Operands of changing shapes under a tracing compiler ("{said}", '
+               f'"{signals.evidence["tracing_compiler"]}"): every new shape compiles and caches another executable. Pad or '
+               "bucket inputs to a few fixed shapes, or clear the compilation caches (jax.clear_caches(), "
+               "tf.keras.backend.clear_session()) between phases.")
+    yield Vote("framework_bug", 0.25, "The cache is bounded by its number of entries, not their size.")
+    error = data.context.error
+    if error and error.backend == "host":
+        yield Vote("dataloader_or_host", -0.35, "Host memory ran out, but what filled it is compiled code, not a data pipeline.")
+
+
 _KERAS_SAID = re.compile(r"\bkeras\b|tensorflow|\btf\.", re.IGNORECASE)
 _LOAD_DOUBLES = re.compile(r"\b(?:double|twice|2x|two times)(?: (?:the|as much))? (?:\w+ )?(?:memory|vram|size|usage)\b|"
                            r"\b(?:memory|vram|usage)\b[^.;]{0,20}?\b(?:doubles|doubled|doubling|double)\b(?![- ](?:precision|buffer\w*|float|check\w*))", re.IGNORECASE)
