@@ -84,7 +84,9 @@ def parse_device_buffer(match: re.Match[str], window: Window) -> Fields:
     "serving_kv_cache",
     r"No available memory for the cache blocks|Insufficient memory to allocate KV-caches|"
     r"larger than the available KV cache memory|"
-    r"is larger than the maximum number of tokens that can be stored in KV cache",
+    r"is larger than the maximum number of tokens that can be stored in KV cache|"
+    # text-generation-inference's warm-up: the batch token budgets do not fit beside the weights
+    r"Not enough memory to handle \d+ (?:total tokens|prefill tokens)",
 )
 def parse_serving(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "pytorch", "operation": "KV cache reservation", "raw_message": window.lines[0].strip()}

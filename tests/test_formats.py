@@ -295,3 +295,14 @@ def test_enomem_is_a_refused_host_allocation(text):
     assert report["detected"] and report["error"]["format"] == "host_enomem" and report["error"]["backend"] == "host"
     top = report["causes"][0]
     assert top["id"] == "dataloader_or_host" and "killed" not in " ".join(top["evidence"])
+
+
+@pytest.mark.parametrize("text", [
+    'Error: Warmup(Generation("Not enough memory to handle 8192 prefill tokens. You need to decrease `--max-batch-prefill-tokens`"))',
+    "Not enough memory to handle 32000 total tokens with 512 prefill tokens. You need to decrease `--max-batch-total-tokens` "
+    "or `--max-batch-prefill-tokens`",
+])
+def test_text_generation_inference_warmup_failures(text):
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["detected"] and report["error"]["format"] == "serving_kv_cache"
+    assert report["causes"][0]["id"] == "kv_cache_or_generation"

@@ -5270,3 +5270,32 @@ def test_a_tracing_compiler_fed_changing_shapes_grows_its_cache(note):
     assert ids("", note)[0] == "reference_leak"
     # changing shapes without a tracing compiler are no compilation cache
     assert not _signals("inputs of varying shapes in PyTorch eager mode go OOM").tracing_compiler
+
+
+@pytest.mark.parametrize("note, cpu_mode", [
+    ("separating on the GPU runs out of memory; it works flawlessly on the CPU", False),
+    ("the same script runs perfectly on the CPU, only CUDA fails", False),
+    ("I set device=cpu and it still hits a CUDA OOM", True),
+])
+def test_a_run_that_succeeded_on_the_cpu_was_not_meant_for_it(note, cpu_mode):
+    assert _signals(note).cpu_mode is cpu_mode
+
+
+@pytest.mark.parametrize("note", [
+    "the pod is OOMKilled with exit code 137 after a long file",
+    "the container gets oom-killed halfway through",
+    "the job was killed by the kernel while separating a 2-hour recording",
+])
+def test_a_kill_said_in_the_note_is_the_hosts(note):
+    assert _signals(note, text="").host_ram
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", [
+    "the track is 4356 seconds long and CUDA runs out of memory at the end",
+    "separating a 70-minute song goes OOM on a 16 GB card",
+    "my recordings are about 45 minutes and transcription fails with out of memory",
+])
+def test_an_audio_length_said_is_a_long_input(note):
+    assert _signals(note).long_input
+    assert ids("", note)[0] == "input_size_too_large"

@@ -307,7 +307,9 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
 _CPU_MODE = (r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
              # ("can merging be done on the CPU?" asks for it: the run was not there)
-             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))(?![^.;]{0,12}\?)|"
+             # ("it works flawlessly on the CPU": a run that succeeded there, not one meant for it)
+             r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!okay )(?<!flawlessly )(?<!perfectly )(?<!well )(?<!properly )"
+             r"(?<!correctly )(?<!normally )(?<!successfully )(?<!great )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))(?![^.;]{0,12}\?)|"
              r"meant to (?:use|run on) the cpu")
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
@@ -377,7 +379,7 @@ _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"\bnear (?:the |my |its )?(?:cpu |host |system |ram )?memory limit (?:on|of) (?:my |the |this )?(?:machine|node|host|server|box)\b|"
              r"(?:system|host|cpu|main) (?:memory|ram)\b[^.;]{0,40}\b(?:fills?|filled|grows?|growing|climbs?|climbing|increas\w*|"
              r"runs? out|ran out|exhaust\w*|full|spikes?)|\b(?:ram|swap)\b(?: \([^)]{0,40}\))? (?:usage |use )?(?:fills?|grows?|climbs?|increas\w*|spikes?|runs? out|is full)|"
-             r"oom[- ]kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|"
+             r"oom[- ]?kill(?:er|ed)|\bruns? out of (?:system |host |cpu )?ram\b|\bout of (?:system |host )?ram\b|"
              # "system memory peaked at 95% of 256 GB": nearly all of the host's RAM in use
              r"\b(?:system|host|cpu|main) (?:memory|ram)(?: usage| use)?\b[^.;]{0,20}?\b(?:peak\w*|reach\w*|hit\w*|at|to) (?:about |around |over |nearly |almost |~ ?)?(?:100|9\d|8[5-9])(?:\.\d+)? ?%|"
              # a swap size stated is the host's memory talked about: "my server has 52GB and 10GB swap"
@@ -656,7 +658,10 @@ _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:al
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
-               r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview)|"
+               r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview|track|song)|"
+               # "the track is 4356 seconds long", "my recordings are about 40 minutes"
+               r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:about |around |over |nearly |~ ?)?"
+               r"\d[\d.,]* ?(?:seconds?|secs?|minutes?|mins?|hours?)\b|"
                r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
                # a video tracker keeps state for every frame it has seen: the user's own (longer) video
                # against the example's short clip is the input that grew

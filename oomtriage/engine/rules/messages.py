@@ -45,7 +45,11 @@ def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
     model materialised on the CPU, whatever the GPU message says."""
     signals, error = data.signals, data.context.error
     if signals.host_ram and not (error and error.backend in ("host", "cpu")):
-        yield Vote("dataloader_or_host", 0.55, f'The note says host memory is what fills ("{signals.evidence["host_ram"]}"): '
+        # A kill by the kernel's (or a container's) OOM killer, said with no GPU message, is what the
+        # host message would have said: the process died for RAM, whatever its input.
+        killed = error is None and re.search(r"oom[- ]?kill|killed by (?:the )?(?:system|os|kernel|linux)|kernel killed",
+                                             signals.evidence["host_ram"], re.IGNORECASE)
+        yield Vote("dataloader_or_host", 0.8 if killed else 0.55, f'The note says host memory is what fills ("{signals.evidence["host_ram"]}"): '
                    "worker processes, pinned buffers and prefetched batches live in RAM, not on the GPU.")
 
 
