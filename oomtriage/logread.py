@@ -29,6 +29,7 @@ MAX_REGION_BYTES = 256 * 1024
 # reported as "not an OOM") and memory_summary tables. Case-insensitive, searched as bytes.
 TRIGGER_PHRASES = [
     rb"out of (?:host )?memory",
+    rb"out of gpu memory",  # CUDA.jl, Knet
     rb"outofmemory",
     rb"out_of_memory",
     rb"resource_?\s?exhausted",

@@ -306,3 +306,18 @@ def test_text_generation_inference_warmup_failures(text):
     report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
     assert report["detected"] and report["error"]["format"] == "serving_kv_cache"
     assert report["causes"][0]["id"] == "kv_cache_or_generation"
+
+
+def test_cuda_jl_out_of_gpu_memory_carries_the_pools_figures():
+    text = ("ERROR: LoadError: Out of GPU memory trying to allocate 768.000 MiB\n"
+            "Effective GPU memory usage: 98.20% (7.660 GiB/7.800 GiB)\n"
+            "Memory pool usage: 6.000 GiB (7.000 GiB reserved)\n"
+            "Stacktrace:\n  [1] macro expansion\n    @ ~/.julia/packages/CUDA/pool.jl:411 [inlined]\n")
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    error = report["error"]
+    assert report["detected"] and error["format"] == "cuda_jl_out_of_memory" and error["library"] == "CUDA.jl"
+    assert error["requested_bytes"] == 768 * MIB and error["total_bytes"] == pytest.approx(7.8 * GIB, rel=0.001)
+    assert (error["allocated_bytes"], error["reserved_bytes"]) == (6 * GIB, 7 * GIB)
+    assert error["free_bytes"] == pytest.approx(0.14 * GIB, rel=0.01)
+    explanation = " ".join(report["explanation"])
+    assert "CUDA.jl's memory pool" in explanation and "PyTorch" not in explanation

@@ -5299,3 +5299,46 @@ def test_a_kill_said_in_the_note_is_the_hosts(note):
 def test_an_audio_length_said_is_a_long_input(note):
     assert _signals(note).long_input
     assert ids("", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "memory keeps growing as I call torch.fft.rfft on signals of many different lengths",
+    "cupy.fft.fft over arrays of varying shapes: GPU usage climbs until out of memory and empty_cache does not bring it back",
+    "an stft per file, every file a different length, and memory grows until OOM",
+])
+def test_ffts_over_many_sizes_fill_the_plan_cache(note):
+    assert _signals(note).fft_named
+    assert ids("", note)[0] == "cudnn_or_workspace"
+    # one large FFT is the input's size, not the plan cache
+    assert ids("CUDA out of memory", "rfft on a signal of 2**30 samples fails with out of memory")[0] != "cudnn_or_workspace"
+
+
+@pytest.mark.parametrize("note, cause", [
+    ("Flux training on CUDA.jl runs out of GPU memory after a few batches; inserting GC.gc() every 10 steps avoids it", "framework_bug"),
+    ("Julia 1.9 with Lux.jl: the only way to keep going is calling GC.gc() by hand", "framework_bug"),
+    ("PyTorch: memory grows every epoch unless I call gc.collect(), which fixes it", "reference_leak"),
+])
+def test_a_garbage_collection_by_hand_that_helps(note, cause):
+    assert _signals(note).collector_helps
+    assert ids("CUDA out of memory", note)[0] == cause
+    assert not _signals("I call gc.collect() before the next model, yet the VRAM is never released").collector_helps
+
+
+@pytest.mark.parametrize("note", [
+    "the memory of my server runs out during training",
+    "the RAM of the machine fills up and the job is killed",
+])
+def test_the_memory_of_the_machine_said_to_run_out_is_the_hosts(note):
+    assert _signals(note, text="").host_ram
+    assert ids("", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", [
+    "train_ds = train_ds.cache().shuffle(1000) and the process dies of memory on the second dataset",
+    "I cache the whole dataset with tf.data so the epochs are fast, and it runs out of memory",
+    "yolo train --cache ram on 300k images: out of memory",
+])
+def test_a_dataset_cached_whole_fills_host_ram(note):
+    assert _signals(note).dataset_cached
+    assert ids("", note)[0] == "dataloader_or_host"
+    assert not _signals("the KV cache fills the card").dataset_cached

@@ -91,13 +91,18 @@ def compute_numbers(context: TriageContext, signals: Signals) -> Numbers:
 def describe(numbers: Numbers, context: TriageContext, signals: Signals) -> None:
     """Facts with plain-words sentences, in the order a person would explain the message."""
     n, say = numbers, numbers.explanation.append
-    device = f"GPU {context.error.device_index}" if context.error and context.error.device_index is not None else "the device"
+    error = context.error
+    device = f"GPU {error.device_index}" if error and error.device_index is not None else "the device"
+    # whose pool the figures describe: the message's own framework or library, not always PyTorch's
+    pytorch = error is None or error.framework in ("pytorch", "unknown")
+    pool = "PyTorch's cache" if pytorch else f"{error.library or error.framework}'s memory pool"
     if n.requested is not None:
         where = f" on {device}" if n.total is not None else ""
         n.add("requested_bytes", n.requested, f"The failing allocation asked for {format_size(n.requested)}{where}.")
-        say(n.facts[-1].text + " PyTorch prints its rounded block size, so a small tensor can show as 2 or 20 MiB.")
+        rounding = " PyTorch prints its rounded block size, so a small tensor can show as 2 or 20 MiB." if pytorch else ""
+        say(n.facts[-1].text + rounding)
     if n.total is not None:
-        n.add("capacity_bytes", n.total, f"{device} has {format_size(n.total)} in total.")
+        n.add("capacity_bytes", n.total, f"{device[0].upper()}{device[1:]} has {format_size(n.total)} in total.")
         say(n.facts[-1].text)
     if n.allowed is not None:
         n.add("allowed_bytes", n.allowed, f"A per-process memory fraction caps this process at {format_size(n.allowed)}.")
@@ -107,14 +112,14 @@ def describe(numbers: Numbers, context: TriageContext, signals: Signals) -> None
         say(n.facts[-1].text)
     if n.unallocated is not None:
         n.add("reserved_unallocated_bytes", n.unallocated,
-              f"PyTorch's cache held another {format_size(n.unallocated)} that was reserved but not in use.")
+              f"{pool[0].upper()}{pool[1:]} held another {format_size(n.unallocated)} that was reserved but not in use.")
         say(n.facts[-1].text + " It can only serve requests that fit inside one of its cached blocks.")
     if n.free is not None:
         n.add("free_bytes", n.free, f"The driver reported {format_size(n.free)} free on {device}.")
         say(n.facts[-1].text)
     if n.non_pytorch is not None:
         n.add("non_pytorch_bytes", n.non_pytorch,
-              f"{format_size(n.non_pytorch)} of {device} was used outside PyTorch's cache "
+              f"{format_size(n.non_pytorch)} of {device} was used outside {pool} "
               f"(the CUDA context, library workspaces, other processes).")
         say(n.facts[-1].text)
     if n.other_processes:

@@ -392,6 +392,7 @@ _HOST_RAM = (# "it's a CPU OOM", "near the memory limit of my machine"
              r"(?:exhaust\w*|fill\w*|us\w+ up|run\w* out of) (?:the )?(?:system|host|cpu|main) (?:memory|ram)\b|"
              # "the machine's memory (not GPU memory) runs full"
              r"\b(?:machine|computer|pc|laptop|server|node|instance)(?:'s)? (?:memory|ram)\b[^.;]{0,60}?\b(?:fills?|filled|runs? (?:full|out)|ran (?:full|out)|is full|exhaust\w*|maxe[sd] out)\b|"
+             r"\b(?:memory|ram) of (?:my|the|our|this) (?:machine|computer|pc|laptop|server|node|instance|host)\b[^.;]{0,40}?\b(?:fills?|filled|runs? (?:full|out)|ran (?:full|out)|is full|exhaust\w*|maxe[sd] out)\b|"
              r"\b(?:needs?|requires?|uses?|using|consum\w+|takes?|eats?) (?:up )?(?:a lot of|lots of|so much|too much|huge amounts of|more and more|most of|all) "
              r"(?:the |my |its )?(?:system|host|cpu|main) (?:memory|ram)\b|"
              # the kernel's OOM killer is what kills a process "by the system"
@@ -530,6 +531,16 @@ _SAVER_BROKE_FIT = (r"\b(?:fine|well|ok|okay|works?|worked|fits?|fitted) (?:\w+ 
                     # "using enable_vae_tiling instead causes an overflow of memory, and it is normal without it"
                     r"\b(?:using |with |enabling |turning on )?(?:`?\w+\.)?`?(?:enable_(?:vae_)?(?:tiling|slicing)|enable_\w*cpu_offload|gradient_checkpointing_enable|(?:vae )?til(?:ing|ed vae))\b`?(?:\(\))?"
                     r"[^.;]{0,40}?\b(?:causes?|leads? to|gives?|makes?|results? in)\b[^.;]{0,30}?\b(?:overflow|oom|out of memory|more memory)\b[^.;]{0,40}?\b(?:normal|fine|works?|fits?) without\b")
+# FFTs on the GPU: cuFFT keeps a plan (with its work area) per distinct size and layout, cached.
+_FFT = r"\b(?:torch|cupy|jnp|np|tf)?\.?fft\.\w+|\b[ir]?fft[n2]?\b|\bstft\b|\bcufft\w*"
+# Running the garbage collector by hand said to avoid the failure ("only calling GC.gc() helps").
+_COLLECTOR_HELPS = (r"\b(?:GC\.gc\(\w*\)|gc\.collect\(\))[^.;]{0,60}?\b(?:helps?|helped|fix\w*|solv\w*|avoids?|avoided|goes away|go away|"
+                    r"prevents?|works?|worked|resolv\w*)|\b(?:only way|only thing|only fix)\b[^.;]{0,60}?\b(?:GC\.gc|gc\.collect)\b")
+# Julia's GPU stack: arrays are freed by Julia's garbage collector, not when the last name goes.
+_JULIA = r"\bjulia\b|\bcuarrays(?:\.jl)?\b|\bcuda\.jl\b|\bflux(?:\.jl)? \d|\bflux\.jl\b|\bknet\b|\blux\.jl\b|\bGC\.gc\("
+# A dataset cached whole (tf.data's cache(), a loader's in-memory cache): every element kept in RAM.
+_DATASET_CACHED = (r"\b(?:dataset|ds|data|train_ds|train_data)\.cache\(|\bcach(?:e|es|ed|ing) (?:the |my |a |our )?(?:whole |entire |full )?"
+                   r"(?:tf\.data )?(?:data ?set|training (?:data|set)|images)\b(?! (?:on|to) (?:the )?(?:gpu|device))|--cache(?:[ =]ram)?\b|\bcache ?= ?['\"]?ram\b")
 # Recomputation said to raise memory: "memory goes from 8 GB to 11 GB with remat", "gradient
 # checkpointing uses more memory than without".
 _SAVER_RECOMPUTE = r"(?:remat\w*|rematerial\w*|(?:gradient|activation) checkpointing|checkpoint_sequential|jax\.checkpoint)"
@@ -1398,6 +1409,10 @@ class Signals:
     logits_said: bool = False
     transducer: bool = False
     saver_costs_more: bool = False
+    fft_named: bool = False
+    collector_helps: bool = False
+    julia: bool = False
+    dataset_cached: bool = False
     varying_shapes: bool = False
     tracing_compiler: bool = False
     colocated: bool = False
@@ -2214,6 +2229,8 @@ def _two_builds_compared(note: str) -> str | None:
             continue
         if second.start() - first.end() > 120:
             continue
+        if re.fullmatch(r"\s*(?:,|/|&|and|or)\s*(?:and\s+|or\s+)?", note[first.end():second.start()]):
+            continue  # "on 2.4.1, 2.5.0 and nightly": builds listed together, one outcome for all
         around = note[max(0, first.start() - 60):second.end() + 60]
         # the clause that holds the pair: "both" in the next clause is about something else
         clause = re.split(r";|\.\s", note[max(0, first.start() - 60):first.start()])[-1] + note[first.start():second.end()] + \
@@ -2294,7 +2311,8 @@ def read_signals(context: TriageContext) -> Signals:
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
-        "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note),
+        "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
+        "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),

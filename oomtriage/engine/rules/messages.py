@@ -54,6 +54,17 @@ def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def dataset_cached_whole(data: RuleInput) -> Iterator[Vote]:
+    """A dataset cached whole keeps every decoded element in host RAM (tf.data's cache() without a
+    file, a loader's --cache ram); TensorFlow's file cache also buffered the whole set before
+    writing in some releases. It fails once the set is larger than RAM, often before training starts."""
+    signals, error = data.signals, data.context.error
+    if signals.dataset_cached and (error is None or error.backend in ("host", "cpu")):
+        yield Vote("dataloader_or_host", 0.6, f'The dataset is cached ("{signals.evidence["dataset_cached"]}"): every decoded element '
+                   "is kept in host RAM. Cache to a file on disk, cache a smaller (pre-resized) form, or do not cache.")
+
+
+@rule
 def failing_in_the_data_pipeline(data: RuleInput) -> Iterator[Vote]:
     """What failed is the data pipeline's own work (augmentations, transforms, decoding, collation):
     CPU work in the loader's processes, on arrays in host RAM. Only without a GPU message that

@@ -433,6 +433,40 @@ def compiled_once_per_shape(data: RuleInput) -> Iterator[Vote]:
         yield Vote("dataloader_or_host", -0.35, "Host memory ran out, but what filled it is compiled code, not a data pipeline.")
 
 
+@rule
+def fft_plan_cache(data: RuleInput) -> Iterator[Vote]:
+    """cuFFT needs a plan per distinct size, layout and dtype, and PyTorch and CuPy cache up to
+    thousands of them with their work areas: FFTs over many different lengths grow memory that
+    empty_cache() does not return, until the cache is capped or cleared."""
+    signals = data.signals
+    if not signals.fft_named or not (signals.growth or signals.varying_shapes or signals.freed_not_released):
+        return
+    yield Vote("cudnn_or_workspace", 0.65, f'FFTs ("{signals.evidence["fft_named"]}") over changing sizes: each size\'s cuFFT plan '
+               "and its work area stay cached. Cap the cache (torch.backends.cuda.cufft_plan_cache.max_size = 32), clear it "
+               "(torch.backends.cuda.cufft_plan_cache.clear(); CuPy: cupy.fft.config.get_plan_cache().set_size(...)), or pad to a few lengths.")
+    yield Vote("input_size_too_large", -0.25, "The memory grows with the number of distinct sizes seen, not with the largest input.")
+
+
+@rule
+def garbage_collector_run_by_hand(data: RuleInput) -> Iterator[Vote]:
+    """Calling the garbage collector by hand said to avoid the failure: the memory was held by
+    objects nothing referenced any more. Julia frees GPU arrays only when its collector runs, and an
+    allocator that fails before running it is the library's fault; in Python, tensors caught in
+    reference cycles wait for the cycle collector."""
+    signals = data.signals
+    if not signals.collector_helps:
+        return
+    said = signals.evidence["collector_helps"]
+    if signals.julia:
+        yield Vote("framework_bug", 0.7, f'Running Julia\'s collector by hand avoids it ("{said}"): unreachable GPU arrays are freed '
+                   "only when the GC runs, and the allocator failed without running it first. Upgrade CUDA.jl / CuArrays "
+                   "(later releases collect and retry before failing) or call GC.gc(); CUDA.reclaim() between batches.")
+        yield Vote("cudnn_or_workspace", -0.3, "The library's workspace failed only because collectable arrays still held the card.")
+    else:
+        yield Vote("reference_leak", 0.55, f'Collecting garbage by hand avoids it ("{said}"): tensors are held by reference cycles '
+                   "(closures, modules that reference each other, an exception's traceback) until the cycle collector runs; break the cycle.")
+
+
 _KERAS_SAID = re.compile(r"\bkeras\b|tensorflow|\btf\.", re.IGNORECASE)
 _LOAD_DOUBLES = re.compile(r"\b(?:double|twice|2x|two times)(?: (?:the|as much))? (?:\w+ )?(?:memory|vram|size|usage)\b|"
                            r"\b(?:memory|vram|usage)\b[^.;]{0,20}?\b(?:doubles|doubled|doubling|double)\b(?![- ](?:precision|buffer\w*|float|check\w*))", re.IGNORECASE)
