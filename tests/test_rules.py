@@ -5342,3 +5342,34 @@ def test_a_dataset_cached_whole_fills_host_ram(note):
     assert _signals(note).dataset_cached
     assert ids("", note)[0] == "dataloader_or_host"
     assert not _signals("the KV cache fills the card").dataset_cached
+
+
+def test_a_data_writers_batch_is_no_training_batch():
+    assert _signals("dataset.map(fn, num_proc=8, writer_batch_size=1000) runs out of memory").batch_size is None
+    assert _signals("per_device_train_batch_size=16 goes OOM").batch_size == 16
+
+
+def test_a_listed_process_that_cannot_be_another_is_this_one():
+    # 40 GiB listed beside PyTorch's own 30 GiB reserved on a 45 GiB card: both cannot be there at once
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 45.00 GiB "
+            "of which 50.00 MiB is free. Process 4242 has 44.90 GiB memory in use. Of the allocated memory 29.50 GiB is allocated "
+            "by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated.")
+    context = build_context(text=text)
+    assert "other_process_or_device" not in ids(text)[:1]
+    from oomtriage.engine.facts import compute_numbers
+    assert compute_numbers(context, read_signals(context)).other_processes == 0
+    # a process that leaves room for PyTorch's reserve is another one
+    other = text.replace("44.90 GiB memory in use", "14.00 GiB memory in use")
+    assert ids(other)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", [
+    "load_dataset('json', data_dir=..., num_proc=16) runs out of memory on a 256 GB node",
+    "tokenizing with ds.map(tokenize, batched=True, num_proc=24): RAM climbs and the process is OOM",
+])
+def test_dataset_preparation_in_worker_processes_is_the_hosts(note):
+    assert _signals(note).host_data_job
+    assert ids("", note)[0] == "dataloader_or_host"
+    # the same preparation beside a GPU message is not what failed
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+               "after ds.map(tokenize, num_proc=8) the training step runs out of memory")[0] != "dataloader_or_host"

@@ -57,6 +57,12 @@ def _others(error: OomError) -> int | None:
         if error.self_process_bytes is None and reserved is not None and reserved <= process.used_bytes <= reserved + 2 * CONTEXT_OVERHEAD:
             process.is_self = True
             continue
+        # Another process and this one cannot both fit: an entry that, added to PyTorch's own reserved
+        # figure, exceeds the card is this process (its CUDA graphs, NCCL buffers and libraries included).
+        if error.self_process_bytes is None and reserved is not None and error.total_bytes \
+                and reserved <= process.used_bytes and process.used_bytes + reserved > 1.02 * error.total_bytes:
+            process.is_self = True
+            continue
         total += process.used_bytes
     return total
 

@@ -411,6 +411,8 @@ _OUTSIDE_PYTORCH = (r"(?:pytorch|torch|memory_allocated|memory_reserved|allocate
 # collation): CPU work in the loader's processes, whose memory is the host's.
 _DATA_PIPELINE_FAILS = (r"\b(?:augment\w*|transforms?|pre-?processing|collat\w*|data ?loading|image decoding|"
                         r"random (?:crop|flip|resiz\w*|rotat\w*|scal\w*)\w*|mosaic|mixup)\b")
+# Hugging Face datasets' loading and map workers: data preparation in host processes, no GPU in it.
+_HOST_DATA_JOB = r"\bload_dataset\(|\b\w*(?:dataset|ds)\w*\.map\(|\bnum_proc\b|\bsave_to_disk\("
 _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
                   # Memory that grows or leaks with the compiled model and not without it.
                   r"\bleak\w* (?:\w+ ){0,2}(?:with|in|from|by|when using) (?:torch\.)?compile|(?:torch\.)?compile\w*[^.;]{0,30}\bleak\w*|"
@@ -1413,6 +1415,7 @@ class Signals:
     collector_helps: bool = False
     julia: bool = False
     dataset_cached: bool = False
+    host_data_job: bool = False
     varying_shapes: bool = False
     tracing_compiler: bool = False
     colocated: bool = False
@@ -1583,7 +1586,8 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 
 _BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|"
-                 r"(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b")
+                 # (not a data writer's or reader's rows per write: HF datasets' writer_batch_size)
+                 r"(?<!writer_)(?<!write_)(?<!reader_)(?<!read_)(?<!io_)(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b")
 
 
 # A clause that says its batch went through: "works with batch size 2", "batch 8 fits", "at 4 it trains".
@@ -2312,7 +2316,7 @@ def read_signals(context: TriageContext) -> Signals:
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
-        "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note),
+        "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),

@@ -65,6 +65,18 @@ def dataset_cached_whole(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def data_preparation_in_host_processes(data: RuleInput) -> Iterator[Vote]:
+    """Loading or mapping a dataset with worker processes (load_dataset, dataset.map with num_proc)
+    runs on the host: each worker holds its shard's rows and writer buffers in RAM, and no GPU
+    message is involved."""
+    signals, error = data.signals, data.context.error
+    if signals.host_data_job and (error is None or error.backend in ("host", "cpu")):
+        yield Vote("dataloader_or_host", 0.55, f'Data preparation in worker processes ("{signals.evidence["host_data_job"]}"): each '
+                   "worker keeps its rows and write buffers in host RAM. Fewer processes (num_proc), a smaller "
+                   "writer_batch_size, or a columnar source (Parquet/Arrow) instead of JSON.")
+
+
+@rule
 def failing_in_the_data_pipeline(data: RuleInput) -> Iterator[Vote]:
     """What failed is the data pipeline's own work (augmentations, transforms, decoding, collation):
     CPU work in the loader's processes, on arrays in host RAM. Only without a GPU message that

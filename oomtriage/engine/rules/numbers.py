@@ -183,6 +183,16 @@ def sibling_processes(data: RuleInput) -> list[int]:
     return alike if many and len(alike) >= 0.6 * len(others) else []
 
 
+def _held_by_this_process(data: RuleInput) -> bool:
+    """The driver's list shows this process itself holding nearly all the used memory: what lies
+    outside PyTorch's cache is then its own (CUDA graphs, NCCL buffers, libraries), not another's."""
+    error, n = data.context.error, data.numbers
+    if error is None or not n.total or n.free is None:
+        return False
+    own = sum(process.used_bytes for process in error.processes if process.is_self and process.used_bytes)
+    return own >= 0.95 * (n.total - n.free)
+
+
 @rule
 def other_processes(data: RuleInput) -> Iterator[Vote]:
     n, signals = data.numbers, data.signals
@@ -196,7 +206,7 @@ def other_processes(data: RuleInput) -> Iterator[Vote]:
     if n.other_processes and n.total and n.other_processes > max(GIB, 0.1 * n.total):
         yield Vote("other_process_or_device", 0.55 + 0.3 * min(1.0, n.other_processes / n.total),
                    f"Other processes held {format_size(n.other_processes)} ({n.other_processes / n.total:.0%} of the GPU).")
-    elif n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total:
+    elif n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total and not _held_by_this_process(data):
         yield Vote("other_process_or_device", 0.55, f"{format_size(n.non_pytorch)} of the GPU was in use outside PyTorch's "
                    "cache, far more than a CUDA context needs: another process or framework holds it.")
     if signals.other_process_hint and not signals.ranks_on_gpu0:
