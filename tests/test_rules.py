@@ -5373,3 +5373,18 @@ def test_dataset_preparation_in_worker_processes_is_the_hosts(note):
     # the same preparation beside a GPU message is not what failed
     assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
                "after ds.map(tokenize, num_proc=8) the training step runs out of memory")[0] != "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", [
+    "video generation with a DiT on an 80 GB card: it fails in F.scaled_dot_product_attention",
+    "HunyuanVideo at 720p runs out of memory",
+])
+def test_video_generation_is_a_denoising_loop_not_a_kv_cache(note):
+    assert "diffusion" in _signals(note).domains
+    assert ids("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 30.00 GiB", note)[0] != "kv_cache_or_generation"
+
+
+def test_recomputation_that_makes_the_peak_go_up():
+    note = "enabling activation checkpointing makes the peak go up, not down, and now it runs out of memory"
+    assert _signals(note).saver_costs_more
+    assert ids("", note)[0] == "framework_bug"

@@ -547,6 +547,7 @@ _DATASET_CACHED = (r"\b(?:dataset|ds|data|train_ds|train_data)\.cache\(|\bcach(?
 # checkpointing uses more memory than without".
 _SAVER_RECOMPUTE = r"(?:remat\w*|rematerial\w*|(?:gradient|activation) checkpointing|checkpoint_sequential|jax\.checkpoint)"
 _SAVER_COSTS_MORE = (rf"\b{_SAVER_RECOMPUTE}\b[^.;]{{0,100}}?\b(?:increas\w*|raises?|uses? more|needs? more|takes? more|more memory|"
+                     r"(?:go|goes|went|going) up\b(?!,? (?:and|then) (?:down|back))|"
                      r"(?:goes|went|grows?|grew|jumps?|jumped|rises?|rose) (?:up )?from \d[\d.]* ?\w* to \d)|"
                      rf"\b(?:goes|went|grows?|grew|jumps?|jumped|rises?|rose|increases?|increased) (?:up )?from \d[^.;]{{0,20}}? to \d[^.;]{{0,20}}? "
                      rf"(?:with|when (?:adding|using|enabling)|after adding) (?:the |an? )?(?:@?\w+\.)?{_SAVER_RECOMPUTE}")
@@ -1215,7 +1216,8 @@ _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brn
 # Generating images or video (not tokens) is a diffusion model's sampling loop, not a KV cache.
 _DIFFUSION = (r"diffusion|unet2dcondition|x4[- ]upscaler|diffusers|\bsdxl\b|\bsd ?(?:v?[12](?:\.\d)?|x\d)\b|img2img|txt2img|text-to-image|image-to-video|dreambooth|text-to-video|video model|"
               r"\bdit\b|diffusion transformer|\bflux\.?[12]\b|\bflux\.?[12]?[- ](?:dev|schnell|kontext|klein|pro)\b|\bsd ?3(?:\.5)?\b|pixart|controlnet|cogview|cogvideo\w*|"
-              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|\bimage generation\b")
+              r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )\bgenerat\w* (?:\w+ ){0,3}(?:images?|pictures?|pics|photos?|videos?|artworks?)\b|"
+              r"\b(?:image|video|picture|art) generation\b|\bhunyuan ?video\b|\bwan ?2\.[12]\b|\bltx-?video\b")
 # Speech and audio models: their inputs are recordings whose durations have a long tail.
 _AUDIO = (r"speech|\basr\b|\btts\b|\bvad\b|voice activity|vocoder|tacotron|wav2vec|whisper|conformer|transducer|\brnnt\b|"
           # speech model families by name (acoustic models, TTS models, neural codecs)
