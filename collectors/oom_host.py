@@ -1,7 +1,7 @@
 """Host (CPU RAM) exhaustion: the kernel OOM killer, Slurm's cgroup handler, DataLoader workers
 killed by a signal or out of shared memory, ``MemoryError`` and ``std::bad_alloc``, ENOMEM
-("Cannot allocate memory"), Windows' commit limit (error 1455, the paging file). None of these
-is GPU memory, and telling the user so is half of the diagnosis."""
+("Cannot allocate memory"), Windows' commit limit (error 1455, the paging file), Ray's memory
+monitor. None of these is GPU memory, and telling the user so is half of the diagnosis."""
 
 from __future__ import annotations
 
@@ -78,3 +78,14 @@ def parse_windows_commit(match: re.Match[str], window: Window) -> Fields:
 @message_format("host_enomem", rf"\[Errno 12\] Cannot allocate memory|\bCannot allocate memory\b{_DEVICE_ERROR}")
 def parse_enomem(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed (ENOMEM)")
+
+
+# Ray's memory monitor kills a worker when its node's RAM passes the usage threshold (0.95 by
+# default): "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory".
+@message_format("ray_memory_monitor", r"(?:Task|Actor|Worker) was killed due to the node running low on memory|"
+                r"which exceeds the memory usage threshold of [\d.]+\. Ray killed this worker|"
+                # the raylet's summary and its advice, printed when the kill itself scrolled away
+                r"Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|Worker exit type: NODE_OUT_OF_MEMORY|"
+                r"docs\.ray\.io/[\w./-]*ray-oom-prevention")
+def parse_ray_memory_monitor(match: re.Match[str], window: Window) -> Fields:
+    return _host(window, framework="other", library="ray", operation="Ray's memory monitor killed the worker (node RAM)")

@@ -48,6 +48,10 @@ TRIGGER_PHRASES = [
     rb"cudnn_status_not_initialized",
     rb"defaultcpuallocator",
     rb"bad_alloc",
+    rb"running low on memory",  # Ray's memory monitor
+    rb"killed due to memory pressure",
+    rb"node_out_of_memory",
+    rb"ray-oom-prevention",
     rb"cannot allocate memory",  # the C library's ENOMEM (errno 12): a host allocation
     rb"winerror 1455",  # Windows' commit limit; the paging-file sentence is translated, the code is not
     rb"paging file is too small",
@@ -93,7 +97,7 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"too many resources", b"out of resource", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file"]
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file", b"ray-oom-prevention"]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

@@ -321,3 +321,25 @@ def test_cuda_jl_out_of_gpu_memory_carries_the_pools_figures():
     assert error["free_bytes"] == pytest.approx(0.14 * GIB, rel=0.01)
     explanation = " ".join(report["explanation"])
     assert "CUDA.jl's memory pool" in explanation and "PyTorch" not in explanation
+
+
+@pytest.mark.parametrize("text", [
+    "(raylet) node_manager.cc:3084: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to "
+    "other reasons at node (ID: 5d, IP: 10.0.0.9) over the last time period.",
+    "The actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY",
+    "Refer to the documentation on how to address the out of memory issue: "
+    "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node",
+])
+def test_the_raylets_summaries_of_a_memory_kill(text):
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["detected"] and report["error"]["format"] == "ray_memory_monitor"
+    assert report["causes"][0]["id"] == "dataloader_or_host"
+
+
+def test_rays_memory_monitor_is_a_host_failure():
+    text = ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+            "Memory on the node (IP: 10.1.2.3, ID: 9f) where the task was running was 30.40GB / 32.00GB (0.95), which exceeds "
+            "the memory usage threshold of 0.95. Ray killed this worker (ID: 77) because it was the most recently scheduled task")
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["error"]["format"] == "ray_memory_monitor" and report["error"]["backend"] == "host"
+    assert report["causes"][0]["id"] == "dataloader_or_host"
