@@ -41,7 +41,9 @@ def parse_kernel(match: re.Match[str], window: Window) -> Fields:
     "process_killed",
     # exit code 137 is 128 + SIGKILL, what a shell, an IDE or a container reports for the OOM killer
     r"^Killed\b(?!.*DataLoader)|exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received|died with <Signals\.SIGKILL: 9>|"
-    r"\bexit(?:ed)?(?: with)? (?:code|status)[: ]{0,2}137\b|\binterrupted by signal 9\b|\bexit code: 137\b",
+    r"\bexit(?:ed)?(?: with)? (?:code|status)[: ]{0,2}137\b|\binterrupted by signal 9\b|\bexit code: 137\b|"
+    # the shell's "Killed" in a Chinese locale, often glued to the progress bar it cut
+    r"已杀死|已殺死",
     primary=False,
 )
 def parse_killed(match: re.Match[str], window: Window) -> Fields:

@@ -49,6 +49,7 @@ TRIGGER_PHRASES = [
     rb"defaultcpuallocator",
     rb"bad_alloc",
     rb"running low on memory",  # Ray's memory monitor
+    "已杀死|已殺死".encode(),  # the shell's "Killed" in Chinese locales
     rb"killed due to memory pressure",
     rb"node_out_of_memory",
     rb"ray-oom-prevention",
@@ -97,7 +98,7 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"too many resources", b"out of resource", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file", b"ray-oom-prevention"]
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file", b"ray-oom-prevention", "杀死".encode(), "殺死".encode()]
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

@@ -5388,3 +5388,29 @@ def test_recomputation_that_makes_the_peak_go_up():
     note = "enabling activation checkpointing makes the peak go up, not down, and now it runs out of memory"
     assert _signals(note).saver_costs_more
     assert ids("", note)[0] == "framework_bug"
+
+
+@pytest.mark.parametrize("note", [
+    "the transformer pipeline runs out of CUDA memory on a text of about 500,000 characters",
+    "a 40k-token document fails even alone",
+    "with longer documents nlp() runs out of memory",
+])
+def test_a_document_of_tens_of_thousands_of_characters_is_a_long_input(note):
+    assert _signals(note).long_input
+    assert ids("CUDA out of memory", note)[0] == "input_size_too_large"
+    assert not _signals("the target dictionary has 250k words").long_input
+
+
+@pytest.mark.parametrize("note, host", [
+    ("evaluation gets slower and slower and then the process is killed", True),
+    ("after 3000 images the python process got killed", True),
+    ("I pressed ctrl-c and the process was killed by me", False),
+])
+def test_a_process_said_killed_without_a_gpu_message_is_the_oom_killers(note, host):
+    assert _signals(note, text="").host_ram is host
+
+
+def test_the_shells_killed_in_a_chinese_locale():
+    report = analyze_inputs([], text="[>>>>>>      ] 812/4000, 2.1 task/s, elapsed: 390s, ETA:  1520s已杀死", note=None)
+    assert report.detected and report.error.format == "process_killed"
+    assert report.causes[0].id == "dataloader_or_host"

@@ -676,7 +676,11 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # "the track is 4356 seconds long", "my recordings are about 40 minutes"
                r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:about |around |over |nearly |~ ?)?"
                r"\d[\d.,]* ?(?:seconds?|secs?|minutes?|mins?|hours?)\b|"
-               r"\blong (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?)|"
+               r"\blong(?:er)? (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?|texts?)\b|"
+               # a document of tens of thousands of characters or tokens: "a text of about 360,000 characters"
+               r"\b(?:documents?|texts?|docs?|articles?|books?|files?|inputs?|prompts?|transcripts?|pages?|passages?) (?:of|with|has|have|having|containing) "
+               r"(?:about |around |over |nearly |almost |~ ?)?(?:\d{2,3},\d{3}(?:,\d{3})?|\d{5,}|[1-9]\d{1,2}(?:\.\d+)?k) (?:characters|chars|tokens|words)\b|"
+               r"(?<![\w.,])(?:\d{2,3},\d{3}|\d{5,}|[1-9]\d{1,2}k)-(?:character|char|token|word) (?:documents?|texts?|docs?|articles?|books?|files?|inputs?|prompts?|transcripts?)\b|"
                # a video tracker keeps state for every frame it has seen: the user's own (longer) video
                # against the example's short clip is the input that grew
                r"\b(?:my own|our own|a longer|longer|custom) videos?\b|\bpropagate_in_video\b|\bvideos? (?:longer|with more frames) than\b|"
@@ -2432,6 +2436,14 @@ def read_signals(context: TriageContext) -> Signals:
         signals.example_fits_batch = int(example.group("batch"))
         signals.evidence["example_fits_batch"] = example.group(0)
     error = context.error
+    if error is None and not signals.host_ram:
+        # With no GPU message, a process said to have been killed was killed by the OOM killer:
+        # "the process is killed" is what a shell shows for it ("Killed"), whatever the user calls it.
+        killed = _search(r"\b(?:process|job|script|program|run|training|python|kernel|container|pod)\b(?: \w+)? (?:is|was|gets|got|being) killed\b"
+                         r"(?! (?:by|with) (?:ctrl|me|the user|keyboard|sigint|sigterm))", note)
+        if killed:
+            signals.host_ram = True
+            signals.evidence["host_ram"] = killed.group(0)
     signals.host_only = signals.host_ram and (error is None or error.backend in ("host", "cpu"))
     stack = meaningful_frames(context)
     figures = bool(error and (error.requested_bytes or error.total_bytes or error.allocated_bytes or error.free_bytes))
