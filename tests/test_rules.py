@@ -5414,3 +5414,13 @@ def test_the_shells_killed_in_a_chinese_locale():
     report = analyze_inputs([], text="[>>>>>>      ] 812/4000, 2.1 task/s, elapsed: 390s, ETA:  1520s已杀死", note=None)
     assert report.detected and report.error.format == "process_killed"
     assert report.causes[0].id == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", [
+    "LoRA on Qwen2.5-VL-3B runs out of memory on a 24 GB card",
+    "MiniCPM-V fine-tuning goes OOM at batch 1",
+])
+def test_a_dynamic_resolution_vision_language_model_reads_as_its_images(note):
+    assert ids("", note)[0] == "input_size_too_large"
+    # a fixed-resolution one needs its images named to be read that way
+    assert "input_size_too_large" not in ids("", "PaliGemma fine-tuning goes OOM at batch 1")[:1]

@@ -888,13 +888,18 @@ def visual_tokens_of_a_vision_language_model(data: RuleInput) -> Iterator[Vote]:
     note = data.context.note or ""
     if not signals.vision_language_model or signals.phase in ("loading", "data_loading"):
         return
-    if not re.search(r"\bimages?\b|\bphotos?\b|\bpictures?\b|\bpages?\b|\bscreenshots?\b|\bdocuments?\b|\bocr\b|\bvideos?\b|\bframes?\b|\bpixels?\b", note, re.IGNORECASE):
+    images_named = re.search(r"\bimages?\b|\bphotos?\b|\bpictures?\b|\bpages?\b|\bscreenshots?\b|\bdocuments?\b|\bocr\b|\bvideos?\b|\bframes?\b|\bpixels?\b",
+                             note, re.IGNORECASE)
+    # The dynamic-resolution families give an image as many tokens as its pixels allow (Qwen2-VL's
+    # default max_pixels is 16384 tokens an image): their images are the input, named or not.
+    dynamic = re.search(r"qwen[\d.]*-?vl|minicpm-?v|internvl|llava-?(?:next|onevision)", signals.evidence["vision_language_model"], re.IGNORECASE)
+    if not (images_named or dynamic):
         return
     numbers = data.numbers
     if numbers.requested and numbers.capacity and numbers.requested > numbers.capacity:
         return  # one tensor larger than the card over that sequence is attention's score matrix (rule sites)
     # (its inference entry points, generate() and pipelines, already run without gradients)
-    weight = 0.55 if signals.phase in ("evaluation", "generation") else 0.5
+    weight = (0.55 if signals.phase in ("evaluation", "generation") else 0.5) if images_named else 0.45
     yield Vote("input_size_too_large", weight, f'A vision-language model ("{signals.evidence["vision_language_model"]}") turns each '
                "image into visual tokens in proportion to its pixels: high-resolution or many images make a long sequence; "
                "cap them (max_pixels / image size, fewer images per prompt) before anything else.")
