@@ -53,6 +53,7 @@ TRIGGER_PHRASES = [
     rb"killed due to memory pressure",
     rb"node_out_of_memory",
     rb"ray-oom-prevention",
+    rb"hostalloc\w* failed",  # cudaHostAlloc / cuMemHostAlloc: pinned host memory
     rb"cannot allocate memory",  # the C library's ENOMEM (errno 12): a host allocation
     rb"winerror 1455",  # Windows' commit limit; the paging-file sentence is translated, the code is not
     rb"paging file is too small",

@@ -343,3 +343,21 @@ def test_rays_memory_monitor_is_a_host_failure():
     report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
     assert report["error"]["format"] == "ray_memory_monitor" and report["error"]["backend"] == "host"
     assert report["causes"][0]["id"] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("text", [
+    "[ERROR] MD(901,7f,python):2024-01-01-10:00:00.000.001 [minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory",
+    "E0101 cuMemHostAlloc failed: out of memory",
+    "RuntimeError: failed to allocate 8.00 GiB of pinned host memory",
+])
+def test_pinned_host_memory_failures_are_the_hosts(text):
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["error"]["format"] == "pinned_host_alloc" and report["error"]["backend"] == "host"
+    assert report["causes"][0]["id"] == "dataloader_or_host"
+
+
+def test_a_cuda_error_in_the_pin_memory_thread_is_the_hosts_pinning():
+    text = ('Traceback (most recent call last):\n  File "/opt/py/torch/utils/data/_utils/pin_memory.py", line 18, in _pin_memory_loop\n'
+            "    data = pin_memory(data, device)\nRuntimeError: CUDA error: out of memory\n")
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["causes"][0]["id"] == "dataloader_or_host"

@@ -44,6 +44,10 @@ _SITES: list[tuple[str, float, str, str]] = [
                                      r"_sync_params_and_buffers|broadcast_coalesced|_verify_param_shape_across_processes",
      "a collective of the job's set-up, which every rank runs on its current device (cuda:0 unless it called "
      "torch.cuda.set_device(local_rank) first)"),
+    # The DataLoader's pin_memory thread copies each batch into page-locked host memory: a CUDA
+    # "out of memory" there is the host's pinning failing, not the card.
+    ("dataloader_or_host", 0.6, r"_pin_memory_loop|pin_memory\.py|\.pin_memory\(|CachingHostAllocator",
+     "pinning a batch in page-locked host memory (the DataLoader's pin_memory thread)"),
     ("kv_cache_or_generation", 0.5, r"past_key_values|kv_cache|key_cache|cache_engine|_allocate_kv_cache|profile_run|"
                                     r"determine_num_available_blocks|\.generate\(|generation/utils\.py",
      "the KV cache or the generation loop"),
