@@ -98,8 +98,11 @@ TRIGGER_PHRASES = [
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
-                  b"too many resources", b"out of resource", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", b"paging file", b"ray-oom-prevention", "杀死".encode(), "殺死".encode()]
+                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode()]
+# (Triton's "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file
+# message always carries its "[WinError 1455]"; "死" ends both Chinese spellings of "Killed", 已杀死
+# and 已殺死: one pass for the two.)
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from oomtriage.api import analyze_inputs
 from oomtriage.cli import app
 from tests.conftest import LOGS
 
@@ -361,3 +362,20 @@ def test_a_cuda_error_in_the_pin_memory_thread_is_the_hosts_pinning():
             "    data = pin_memory(data, device)\nRuntimeError: CUDA error: out of memory\n")
     report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
     assert report["causes"][0]["id"] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("line, fmt", [
+    ("[>>>>>     ] 1022/5000, 1.5 task/s, elapsed: 673s已杀死", "process_killed"),
+    ('OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "D:\\\\venv\\\\torch\\\\lib\\\\c10.dll"', "windows_commit_limit"),
+    ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536.", None),
+])
+def test_new_forms_are_found_in_a_log_too_large_to_read_whole(tmp_path, line, fmt):
+    # past the head kept whole, only lines holding a prefilter key are examined
+    filler = "epoch 3 step 1200 loss 0.4312 lr 2.0e-05 throughput 311 samples/s\n" * 6000
+    log = tmp_path / "train.log"
+    log.write_text(filler + line + "\n" + filler, encoding="utf-8")
+    report = analyze_inputs([str(log)])
+    if fmt:
+        assert report.detected and report.error.format == fmt
+    else:
+        assert not report.detected and report.non_oom_errors[0].format == "triton_shared_memory"
