@@ -227,9 +227,6 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    # "revision 7b33ef4 works fine": a build named by its commit, beside one that fails
                    r"\b(?:revision|commit|rev|build|sha)\s?[0-9a-f]{7,40}\b[^.;]{0,40}?\b(?:works?|worked|ran|runs|is fine|was fine|fits?|fine)\b|"
                    r"used to (?:start|work|run|fit)|previously (?:working|worked|fine|fitting|ran|running)\b|"
-                   # "with jax 0.2.12 memory grows, with jax 0.2.9 it stays flat": two builds, one behaving
-                   rf"\b(?:with|on|under|in) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,90}}?\b(?:with|on|under|in) (?:\w+ )?{_A_VERSION}(?:[^.;]|\.(?=\d)){{0,50}}?"
-                   r"\b(?:stays? (?:flat|constant|stable|the same)|is fine|was fine|works|worked|fits|fitted|(?:there is |has )?no (?:leak|growth|oom))\b|"
                    r"(?:recent|latest|new|last) (?:\w+ ){0,2}(?:update|upgrade|release|version)s?\b[^.;]{0,60}\b(?:broke|breaks|broken|caused?|causes|leads? to|led to|multipl\w+|doubl\w+)\b|"
                    # "it worked a few weeks ago", "the same code ran without trouble a year ago"
                    r"(?:worked|fine|ran|fit|fitted|trained)\b[^.;]{0,40}?\b(?:a|an|one|two|three|\d+|a few|few|some|several|a couple of) ?(?:weeks?|days?|months?|years?) (?:ago|earlier)|"
@@ -2167,7 +2164,8 @@ def _setting_helped(note: str) -> bool | None:
 # Two builds of one library compared: dotted versions that share their major number ("2.0.1" and
 # "2.1.0", "0.2.5" and "0.2.6"), near each other, with an outcome word between or around them.
 _DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)*(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|epochs?|steps?|ms\b))")
-_OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad)\b", re.IGNORECASE)
+_OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad|"
+                      r"grows?|grew|growing|climbs?|climbing|increas\w*|leaks?|leaking|flat|stable)\b", re.IGNORECASE)
 
 
 _SIZE_STATED = re.compile(_NOTE_SIZE)
@@ -2226,7 +2224,10 @@ def _found(pattern: str, note: str) -> str | None:
 
 def _two_builds_compared(note: str) -> str | None:
     versions = list(_DOTTED_VERSION.finditer(note))
-    for first, second in zip(versions, versions[1:]):
+    # Each version against the next few, not only the next: "with jax 0.2.12 / jaxlib 0.1.65 it grows,
+    # with jax 0.2.9 / jaxlib 0.1.59 it stays flat" pairs the two jax builds across a jaxlib one.
+    pairs = ((first, second) for index, first in enumerate(versions) for second in versions[index + 1:index + 4])
+    for first, second in pairs:
         one, other = first.group(0).lstrip("v"), second.group(0).lstrip("v")
         if one == other or one.count(".") != other.count("."):
             continue
@@ -2245,7 +2246,9 @@ def _two_builds_compared(note: str) -> str | None:
         # the clause that holds the pair: "both" in the next clause is about something else
         clause = re.split(r";|\.\s", note[max(0, first.start() - 60):first.start()])[-1] + note[first.start():second.end()] + \
             re.split(r";|\.\s", note[second.end():second.end() + 60])[0]
-        if re.search(r"\b(?:both|either|neither|all|every|any|regardless|same (?:on|with|in))\b", clause, re.IGNORECASE):
+        # ("every step" counts steps, not builds)
+        if re.search(r"\b(?:both|either|neither|regardless|same (?:on|with|in))\b|\b(?:all|every|any) (?:of (?:them|these|those)|versions?|builds?|releases?|tags?)\b|"
+                     r"\b(?:all|any)\b(?! (?:the )?(?:steps?|epochs?|batch\w*|iterations?|the time|memory|ram|vram|gpus?|cards?)\b)", clause, re.IGNORECASE):
             continue  # the same outcome on both builds: no regression between them
         # an outcome, or memory measured on each build ("from 11 GB on 2.9.1 to 14.5 GB on 2.10.0")
         if _OUTCOME.search(around) or len(_SIZE_STATED.findall(clause)) >= 2:
