@@ -53,13 +53,19 @@ def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
                    "worker processes, pinned buffers and prefetched batches live in RAM, not on the GPU.")
 
 
+def _no_device_message(error) -> bool:
+    """No accelerator said it ran out: no message at all, or a host/CPU one. A note's host-side
+    reading (the data pipeline, a cache in RAM) is then what failed, not a bystander."""
+    return error is None or error.backend in ("host", "cpu")
+
+
 @rule
 def dataset_cached_whole(data: RuleInput) -> Iterator[Vote]:
     """A dataset cached whole keeps every decoded element in host RAM (tf.data's cache() without a
     file, a loader's --cache ram); TensorFlow's file cache also buffered the whole set before
     writing in some releases. It fails once the set is larger than RAM, often before training starts."""
     signals, error = data.signals, data.context.error
-    if signals.dataset_cached and (error is None or error.backend in ("host", "cpu")):
+    if signals.dataset_cached and _no_device_message(error):
         yield Vote("dataloader_or_host", 0.6, f'The dataset is cached ("{signals.evidence["dataset_cached"]}"): every decoded element '
                    "is kept in host RAM. Cache to a file on disk, cache a smaller (pre-resized) form, or do not cache.")
 
@@ -70,7 +76,7 @@ def data_preparation_in_host_processes(data: RuleInput) -> Iterator[Vote]:
     runs on the host: each worker holds its shard's rows and writer buffers in RAM, and no GPU
     message is involved."""
     signals, error = data.signals, data.context.error
-    if signals.host_data_job and (error is None or error.backend in ("host", "cpu")):
+    if signals.host_data_job and _no_device_message(error):
         yield Vote("dataloader_or_host", 0.55, f'Data preparation in worker processes ("{signals.evidence["host_data_job"]}"): each '
                    "worker keeps its rows and write buffers in host RAM. Fewer processes (num_proc), a smaller "
                    "writer_batch_size, or a columnar source (Parquet/Arrow) instead of JSON.")
@@ -82,7 +88,7 @@ def failing_in_the_data_pipeline(data: RuleInput) -> Iterator[Vote]:
     CPU work in the loader's processes, on arrays in host RAM. Only without a GPU message that
     says otherwise: GPU-side augmentation fails with one."""
     signals, error = data.signals, data.context.error
-    if signals.data_pipeline_fails and (error is None or error.backend in ("host", "cpu")):
+    if signals.data_pipeline_fails and _no_device_message(error):
         yield Vote("dataloader_or_host", 0.55, f'It failed in the data pipeline ("{signals.evidence["data_pipeline_fails"]}"): '
                    "augmentations and transforms run in the loader's processes on host RAM; large images multiply "
                    "what each worker holds (fewer workers, a smaller prefetch_factor, or downscale the images first).")
