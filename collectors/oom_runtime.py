@@ -61,6 +61,16 @@ def parse_ggml(match: re.Match[str], window: Window) -> Fields:
 
 
 @message_format(
+    "ascend_memory_allocation",
+    # Huawei CANN's runtime under torch_npu, MindSpore or its own tools: error code EL0004 ("Failed to
+    # allocate memory. Possible Cause: Available memory is insufficient.") and the ACL error's name.
+    r"Memory_Allocation_Failure\(EL0004\)|\bACL_ERROR_RT_MEMORY_ALLOCATION\b|\baclrtMalloc\w* failed",
+)
+def parse_ascend(match: re.Match[str], window: Window) -> Fields:
+    return {"framework": "other", "backend": "npu", "library": "CANN", "raw_message": window.lines[0].strip()}
+
+
+@message_format(
     "vulkan_device_memory",
     # ggml's Vulkan backend ("ggml_vulkan: Device memory allocation of size 4831838208 failed.") and the
     # Vulkan API's own result, as vulkan.hpp spells it or as the C enum.

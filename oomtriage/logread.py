@@ -54,6 +54,9 @@ TRIGGER_PHRASES = [
     rb"node_out_of_memory",
     rb"ray-oom-prevention",
     rb"hostalloc\w* failed",  # cudaHostAlloc / cuMemHostAlloc: pinned host memory
+    rb"memory_allocation_failure",  # Ascend CANN's EL0004
+    rb"acl_error_rt_memory_allocation",
+    rb"aclrtmalloc\w* failed",
     rb"cannot allocate memory",  # the C library's ENOMEM (errno 12): a host allocation
     rb"winerror 1455",  # Windows' commit limit; the paging-file sentence is translated, the code is not
     rb"paging file is too small",

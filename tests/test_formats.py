@@ -379,3 +379,16 @@ def test_new_forms_are_found_in_a_log_too_large_to_read_whole(tmp_path, line, fm
         assert report.detected and report.error.format == fmt
     else:
         assert not report.detected and report.non_oom_errors[0].format == "triton_shared_memory"
+
+
+@pytest.mark.parametrize("text", [
+    "[ERROR] RecentErrMsg: [PID: 5150] 2026-01-02-03:04:05.678.901 Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n"
+    "        Possible Cause: Available memory is insufficient.\n        Solution: Close applications not in use.",
+    "RuntimeError: call aclrtMalloc failed, error code: ACL_ERROR_RT_MEMORY_ALLOCATION",
+])
+def test_ascend_cann_allocation_failures(text):
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["detected"] and report["error"]["format"] == "ascend_memory_allocation"
+    assert report["error"]["backend"] == "npu"
+    # CANN's printed advice to close other applications is boilerplate, not a sign of another holder
+    assert report["causes"][0]["id"] != "other_process_or_device"
