@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oomtriage.fixkinds.backends import SHELL_COMMANDS
 from oomtriage.models import TriageReport
 from oomtriage.sizes import format_size
 
@@ -49,7 +50,7 @@ def _agreement(cause) -> str:
 
 
 def _language(snippet: str) -> str:
-    return "bash" if snippet.split(" ", 1)[0] in ("export", "pip", "nvidia-smi", "docker") else "python"
+    return "bash" if snippet.split(" ", 1)[0] in SHELL_COMMANDS else "python"
 
 
 def _environment_line(report: TriageReport) -> str | None:

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 
 from oomtriage.models import Cause, EngineInfo, TriageContext, TriageReport
+from oomtriage.fixkinds.backends import spell, spelling_of
 from oomtriage.taxonomy import title_of
 
 from .calibration import calibrate
@@ -105,9 +106,11 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     keep = [item for index, item in enumerate(ordered) if item[1][0] > 0.05 or index < MIN_CAUSES][:MAX_CAUSES]
     framework = data.framework
     library = context.error.library if context.error else None
+    spelling = spelling_of(context.error)
     causes = [
-        Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score, evidence=evidence,
-              fixes=fixes_for(cause, framework=framework, library=library))
+        Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score,
+              evidence=[spell(line, spelling) for line in evidence],
+              fixes=fixes_for(cause, framework=framework, library=library, spelling=spelling))
         for cause, (score, evidence) in keep
     ]
     return causes, data

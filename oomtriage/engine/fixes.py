@@ -8,6 +8,7 @@ from oomtriage.fixkinds import VALIDATABLE_KINDS  # noqa: F401  (re-exported for
 from oomtriage.fixkinds.advice import (CHUNKED_LOSS, CUDNN, FREE_GPU, KV_CACHE, MAP_LOCATION, QUANTIZE, RANK_DEVICE, SHARD,
                                        SMALLER_MODEL, TF_GROWTH, TRT_WORKSPACE, UPGRADE, WORKERS)
 from oomtriage.fixkinds.alloc_conf import ALLOC_CONF, JAX_ALLOCATOR
+from oomtriage.fixkinds.backends import CUDA, Spelling, spell_fix
 from oomtriage.fixkinds.batch_size import REDUCE_BATCH
 from oomtriage.fixkinds.checkpointing import CHECKPOINTING
 from oomtriage.fixkinds.detach_loss import DETACH_LOSS
@@ -42,7 +43,9 @@ FIXES_BY_CAUSE: dict[str, list[Fix]] = {
 }
 
 
-def fixes_for(cause_id: str, *, framework: str = "pytorch", library: str | None = None) -> list[Fix]:
+def fixes_for(cause_id: str, *, framework: str = "pytorch", library: str | None = None,
+              spelling: Spelling = CUDA) -> list[Fix]:
+    """The cause's fixes for this framework and library, spelled for the card the message came from."""
     fixes = [fix.model_copy(deep=True) for fix in FIXES_BY_CAUSE.get(cause_id, [])]
     if cause_id == "fragmentation":
         wanted = "XLA_PYTHON_CLIENT_ALLOCATOR" if framework == "jax" else "PYTORCH_CUDA_ALLOC_CONF"
@@ -51,4 +54,4 @@ def fixes_for(cause_id: str, *, framework: str = "pytorch", library: str | None 
         # TensorRT's workspace is its builder's, not cuDNN's: each library gets its own knob.
         unwanted = CUDNN.kind if library == "tensorrt" else TRT_WORKSPACE.kind
         fixes = [fix for fix in fixes if fix.kind != unwanted]
-    return fixes
+    return [spelled for fix in fixes if (spelled := spell_fix(fix, spelling)) is not None]

@@ -7,6 +7,7 @@ is said in the report. Ids were already checked against the taxonomy when the an
 from __future__ import annotations
 
 from oomtriage.engine.fixes import fixes_for
+from oomtriage.fixkinds.backends import spelling_of
 from oomtriage.models import Cause, EngineInfo, Fix, TriageReport
 from oomtriage.taxonomy import title_of
 
@@ -17,6 +18,7 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
     by_rules = {cause.id: cause for cause in rules.causes}
     framework = rules.error.framework if rules.error else "pytorch"
     library = rules.error.library if rules.error else None
+    spelling = spelling_of(rules.error)
     merged: list[Cause] = []
     for proposed in answer.causes:
         if any(cause.id == proposed.id for cause in merged):
@@ -28,7 +30,7 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
         evidence = [f"model: {proposed.reasoning}", *proposed.evidence]
         evidence += [f"rules: {item}" for item in ruled.evidence] if ruled else []
         merged.append(Cause(id=proposed.id, title=proposed.title or title_of(proposed.id), confidence=proposed.confidence,
-                            evidence=evidence, fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework, library=library)),
+                            evidence=evidence, fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework, library=library, spelling=spelling)),
                             agreement="both" if ruled else "llm_only"))
     for cause in rules.causes:
         if cause.id not in {item.id for item in merged}:
