@@ -16,7 +16,9 @@ def _headline(report: TriageReport) -> str:
     if error is None:
         return "No out-of-memory error found." if not report.causes else "Suspected OOM (no message in the log)."
     where = f"{error.framework}/{error.backend}"
-    asked = f", tried to allocate {format_size(error.requested_bytes)}" if error.requested_bytes is not None else ""
+    # "more than 1EB" is stored as its floor; the headline keeps the message's own words for it.
+    size = "more than 1 EiB" if "more than 1EB" in error.raw_message else format_size(error.requested_bytes)
+    asked = f", tried to allocate {size}" if error.requested_bytes is not None else ""
     return f"OOM [{error.format}] on {where}{asked}"
 
 

@@ -44,8 +44,9 @@ def parse_size(text: str) -> int:
     return int(round(value))
 
 
-def format_size(size: int | None) -> str:
-    """Format bytes the way PyTorch's ``format_size`` does (bytes/KiB/MiB/GiB, two decimals)."""
+def pytorch_format_size(size: int | None) -> str:
+    """Bytes as PyTorch's ``format_size`` prints them (bytes/KiB/MiB/GiB, two decimals): for messages
+    that must read exactly like the caching allocator's own, such as the simulated GPU's OOM."""
     if size is None:
         return "unknown"
     sign = "-" if size < 0 else ""
@@ -54,6 +55,18 @@ def format_size(size: int | None) -> str:
         return f"{sign}{size} bytes"
     for unit, power in (("KiB", 1), ("MiB", 2), ("GiB", 3)):
         if size <= 1024 ** (power + 1) or unit == "GiB":
+            return f"{sign}{size / 1024**power:.2f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def format_size(size: int | None) -> str:
+    """Bytes for a person to read: PyTorch's units up to 1024 GiB, then TiB, PiB, EiB ("more than
+    1EB" is stored as 1 EiB, which PyTorch's units would print as 1073741824.00 GiB)."""
+    if size is None or abs(size) <= 1024 ** 4:
+        return pytorch_format_size(size)
+    sign, size = ("-" if size < 0 else ""), abs(size)
+    for unit, power in (("TiB", 4), ("PiB", 5), ("EiB", 6)):
+        if size < 1024 ** (power + 1) or unit == "EiB":
             return f"{sign}{size / 1024**power:.2f} {unit}"
     raise AssertionError("unreachable")
 

@@ -392,3 +392,14 @@ def test_ascend_cann_allocation_failures(text):
     assert report["error"]["backend"] == "npu"
     # CANN's printed advice to close other applications is boilerplate, not a sign of another holder
     assert report["causes"][0]["id"] != "other_process_or_device"
+
+
+def test_the_headline_reads_huge_requests_in_a_persons_units():
+    from oomtriage.render import to_markdown
+    from oomtriage.sizes import format_size, pytorch_format_size
+    report = analyze_inputs([], text="NPU out of memory. Tried to allocate more than 1EB memory\n")
+    assert "tried to allocate more than 1 EiB" in to_markdown(report) and "1073741824" not in to_markdown(report)
+    assert format_size(3 * 1024**4) == "3.00 TiB" and format_size(5 * 1024**5) == "5.00 PiB"
+    assert format_size(597 * 1024**3) == "597.00 GiB" and format_size(1024**4) == "1024.00 GiB"
+    # the simulated GPU's messages keep PyTorch's own units, as the caching allocator prints them
+    assert pytorch_format_size(3 * 1024**4) == "3072.00 GiB"

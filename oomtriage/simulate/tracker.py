@@ -17,7 +17,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from oomtriage.sizes import format_size
+from oomtriage.sizes import pytorch_format_size as format_size  # the message reads exactly as PyTorch's
 
 from .allocator import AllocatorStats, CachingAllocatorModel, SimulatedOutOfMemory
 
