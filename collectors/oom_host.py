@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from oomtriage.models import OomError, StackTrace
+
 from .message_formats import Fields, Window, message_format
 
 
@@ -60,6 +62,34 @@ _DEVICE_ERROR = r"(?!.*(?:cudaError|hipError|CUDA error|HIP error|CUDA_ERROR|HIP
 @message_format("python_memory_error", rf"^(?:\S+: )?(?:numpy(?:\.\w+)*\.)?_?(?:Array)?MemoryError\b{_DEVICE_ERROR}|std::bad_alloc{_DEVICE_ERROR}")
 def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed")
+
+
+# Runtimes that report their *device* allocator's failure as Python's MemoryError: tinygrad's
+# per-device allocators (runtime/ops_amd.py raising "Cannot allocate N bytes: no memory is available"
+# on an MI300X), PyCUDA's driver, CuPy's pool. The frame that raised says whose memory ran out,
+# whatever the exception is called.
+_DEVICE_RUNTIME_FRAMES = (
+    (re.compile(r"tinygrad/runtime/ops_(?:amd|hip)\.py$"), "hip"),
+    (re.compile(r"tinygrad/runtime/ops_(?:nv|cuda)\.py$"), "cuda"),
+    (re.compile(r"tinygrad/runtime/ops_metal\.py$"), "mps"),
+    (re.compile(r"tinygrad/runtime/ops_(?:gpu|cl|qcom)\.py$"), "opencl"),
+    (re.compile(r"tinygrad/runtime/ops_webgpu\.py$"), "webgpu"),
+    (re.compile(r"(?:^|/)(?:pycuda|cupy/cuda)/[^/]+\.py$"), "cuda"),
+)
+
+
+def device_behind_memory_error(error: OomError, stack: StackTrace | None) -> OomError:
+    """A MemoryError read as the host's, raised inside a device runtime's allocator, is that device's OOM."""
+    if error.backend != "host" or error.format != "python_memory_error" or stack is None:
+        return error
+    for frame in reversed(stack.frames[-4:]):  # the innermost frames: the allocator that refused
+        path = frame.filename.replace("\\", "/")
+        for pattern, backend in _DEVICE_RUNTIME_FRAMES:
+            if pattern.search(path):
+                library = "tinygrad" if "tinygrad/" in path else path.rsplit("/", 2)[-2]
+                return error.model_copy(update={"backend": backend, "library": library, "framework": "other",
+                                                "operation": f"device allocation in {path.rsplit('/', 1)[-1]}"})
+    return error
 
 
 # Windows has no overcommit: every process must fit its committed memory in RAM plus the paging file.

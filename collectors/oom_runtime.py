@@ -132,5 +132,5 @@ def parse_bare_exception(match: re.Match[str], window: Window) -> Fields:
 )
 def parse_generic(match: re.Match[str], window: Window) -> Fields:
     line = window.lines[0]
-    backend = "cuda" if re.search(r"cuda|gpu", line, re.IGNORECASE) else "unknown"
+    backend = "webgpu" if re.search(r"webgpu", line, re.IGNORECASE) else "cuda" if re.search(r"cuda|gpu", line, re.IGNORECASE) else "unknown"
     return {"framework": _framework_of(line), "backend": backend, "raw_message": line.strip()}

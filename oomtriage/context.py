@@ -133,6 +133,9 @@ def collect_log(context: TriageContext, view: LogView, roots: list[Path] | None 
         part = collector.collect(view, context)
         context = context.model_copy(update=part)
     if context.error is not None and not had_error:
+        from oomtriage.collectors.oom_host import device_behind_memory_error
+
+        context.error = device_behind_memory_error(context.error, context.stack)
         context.excerpt = excerpt_around(view, context.error.raw_message)
     elif context.error is None and context.excerpt is None:
         # No message to centre on: the end of the log is where a run that died says why.

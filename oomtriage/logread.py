@@ -93,6 +93,12 @@ TRIGGER_PHRASES = [
     rb"no cuda-capable device",
     rb"collective operation timeout",
     rb"_status_execution_failed",
+    rb"mem_object_allocation_failure",  # OpenCL
+    rb"out of gpu resources",  # OpenVINO's GPU plugin
+    rb"cl_out_of_resources",
+    rb"cudandarray_\w+: allocation failed",  # Theano's old CUDA backend
+    rb"failed to cudamalloc",  # faiss
+    rb"alloc fail type",
     rb"not enough gpu video memory",  # torch-directml
     rb"gdf_memorymanager_error",  # early cuDF
 ]
@@ -102,8 +108,10 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode()]
-# (Triton's "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode(),
+                  b"_resources", b"gpu resources"]
+# (OpenCL's CL_OUT_OF_RESOURCES and OpenVINO's "out of GPU resources" name no memory at all;
+# Triton's "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file
 # message always carries its "[WinError 1455]"; "死" ends both Chinese spellings of "Killed", 已杀死
 # and 已殺死: one pass for the two.)
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)

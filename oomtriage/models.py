@@ -14,9 +14,9 @@ MAX_MESSAGE_CHARS = 4000
 Framework = Literal["pytorch", "tensorflow", "jax", "paddle", "onnxruntime", "llama.cpp", "other", "unknown"]
 # npu (Ascend, torch_npu), musa (Moore Threads) and mlu (Cambricon) ship copies of the CUDA caching
 # allocator, messages and all.
-Backend = Literal["cuda", "hip", "xpu", "npu", "musa", "mlu", "mps", "vulkan", "directml", "cpu", "tpu", "host", "unknown"]
+Backend = Literal["cuda", "hip", "xpu", "npu", "musa", "mlu", "mps", "vulkan", "directml", "opencl", "webgpu", "cpu", "tpu", "host", "unknown"]
 # The backends whose memory is an accelerator's own (not host RAM, not the CPU).
-DEVICE_BACKENDS = frozenset({"cuda", "hip", "xpu", "npu", "musa", "mlu", "mps", "vulkan", "directml", "tpu"})
+DEVICE_BACKENDS = frozenset({"cuda", "hip", "xpu", "npu", "musa", "mlu", "mps", "vulkan", "directml", "opencl", "webgpu", "tpu"})
 Phase = Literal["training", "evaluation", "generation", "loading", "optimizer_setup", "data_loading", "unknown"]
 
 

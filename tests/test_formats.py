@@ -403,3 +403,66 @@ def test_the_headline_reads_huge_requests_in_a_persons_units():
     assert format_size(597 * 1024**3) == "597.00 GiB" and format_size(1024**4) == "1024.00 GiB"
     # the simulated GPU's messages keep PyTorch's own units, as the caching allocator prints them
     assert pytorch_format_size(3 * 1024**4) == "3072.00 GiB"
+
+
+# GPU libraries outside the deep-learning frameworks, each in its own words (wordings written from
+# each library's source format, figures invented).
+@pytest.mark.parametrize(("text", "fmt", "library", "backend", "figures"), [
+    ("catboost/cuda/cuda_lib/memory_pool/stack_like_memory_pool.h:303: Error: Out of memory. Requested 2048 MB; Free 1536.5 MB",
+     "catboost_memory_pool", "catboost", "cuda", {"requested_bytes": 2048 * MIB, "free_bytes": int(1536.5 * MIB)}),
+    ("(NCudaLib::TOutOfMemoryError) stack_like_memory_pool.h:294: Error: Out of memory. Requested 300.25; Free 120.5",
+     "catboost_memory_pool", "catboost", "cuda", {"requested_bytes": int(300.25 * MIB), "free_bytes": int(120.5 * MIB)}),
+    ("RuntimeError: Error in virtual void* faiss::gpu::StandardGpuResourcesImpl::allocMemory(...): Error: 'err == cudaSuccess' "
+     "failed: StandardGpuResources: alloc fail type IVFLists dev 1 space Device stream 0x1 size 3221225472 bytes (cudaMalloc error out of memory [2])",
+     "faiss_gpu_alloc", "faiss", "cuda", {"requested_bytes": 3221225472, "device_index": 1}),
+    ("Faiss assertion 'cudaMalloc(p, size) == cudaSuccess' failed in allocMemorySpace at utils/MemorySpace.cpp:19; details: Failed to cudaMalloc 65536 bytes",
+     "faiss_gpu_alloc", "faiss", "cuda", {"requested_bytes": 65536}),
+    ("Error allocating 5000000 bytes of device memory (out of memory). Driver report 1000000 bytes free and 2147483648 bytes total",
+     "theano_device_alloc", "theano", "cuda", {"requested_bytes": 5000000, "free_bytes": 1000000, "total_bytes": 2147483648}),
+    ("RuntimeError: CudaNdarray_NewDims: allocation failed.", "theano_device_alloc", "theano", "cuda", {}),
+    ("F1203 10:00:00.000000  4242 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+     "caffe_cuda_check", "caffe", "cuda", {}),
+    ("what():  OpenCV(4.8.0) /opencv/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'",
+     "opencv_cuda_alloc", "opencv", "cuda", {"operation": "OpenCV allocate"}),
+    ("pycuda._driver.MemoryError: cuMemAlloc failed: out of memory", "pycuda_alloc", "pycuda", "cuda", {}),
+    ("pyopencl._cl.MemoryError: clEnqueueNDRangeKernel failed: MEM_OBJECT_ALLOCATION_FAILURE",
+     "opencl_mem_object_alloc", "pyopencl", "opencl", {}),
+    ("Exception from src/plugins/intel_gpu/src/runtime/ocl/ocl_memory.cpp:42:\n[GPU] out of GPU resources",
+     "openvino_gpu_resources", "openvino", "opencl", {}),
+    ("RuntimeError: Exception from src/plugins/intel_gpu/src/graph/network.cpp:100:\n[GPU] clEnqueueWriteBuffer, error code: -5 CL_OUT_OF_RESOURCES",
+     "openvino_gpu_resources", "openvino", "opencl", {}),
+    ("MESA: error: amdgpu: Failed to allocate a buffer:\nMESA: error: amdgpu:    size      : 1073741824 bytes",
+     "mesa_buffer_alloc", "mesa", "opencl", {"requested_bytes": 1073741824}),
+])
+def test_gpu_libraries_outside_the_frameworks_are_read_with_their_figures(text, fmt, library, backend, figures):
+    report = analyze_inputs([], text=text)
+    assert report.detected, text
+    error = report.error
+    assert (error.format, error.library, error.backend, error.framework) == (fmt, library, backend, "other")
+    for field, value in figures.items():
+        assert getattr(error, field) == value, field
+
+
+def test_a_bare_opencl_out_of_resources_is_not_called_an_oom():
+    # OpenCL uses CL_OUT_OF_RESOURCES for kernel launch limits too; only OpenVINO's GPU plugin is read.
+    report = analyze_inputs([], text="clEnqueueNDRangeKernel returned CL_OUT_OF_RESOURCES (-5)")
+    assert not report.detected
+
+
+def test_a_memory_error_raised_in_a_device_runtime_is_that_devices_oom():
+    frames = ('Traceback (most recent call last):\n  File "/home/u/train.py", line 10, in <module>\n    out = model(x).realize()\n'
+              '  File "/home/u/tinygrad/tinygrad/device.py", line 200, in alloc\n    return self._alloc(size, options)\n'
+              '  File "/home/u/tinygrad/tinygrad/runtime/ops_{name}.py", line 480, in _alloc\n    raise MemoryError(msg)\n'
+              'MemoryError: Cannot allocate 68719476736 bytes: no memory is available.\n')
+    for name, backend in (("amd", "hip"), ("nv", "cuda"), ("metal", "mps"), ("gpu", "opencl")):
+        error = analyze_inputs([], text=frames.format(name=name)).error
+        assert (error.backend, error.library) == (backend, "tinygrad"), name
+    # the same exception from the user's own code is the host's, as before
+    host = ('Traceback (most recent call last):\n  File "/home/u/prep.py", line 3, in <module>\n    x = np.zeros((10**6, 10**6))\n'
+            'MemoryError: Unable to allocate 7.28 TiB for an array with shape (1000000, 1000000) and data type float64\n')
+    assert analyze_inputs([], text=host).error.backend == "host"
+
+
+def test_webgpu_is_its_own_backend():
+    error = analyze_inputs([], text="[E:onnxruntime:Default, webgpu_context.cc:120 operator()] WebGPU device error(2): Out of memory").error
+    assert error.backend == "webgpu"

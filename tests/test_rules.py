@@ -5424,3 +5424,85 @@ def test_a_dynamic_resolution_vision_language_model_reads_as_its_images(note):
     assert ids("", note)[0] == "input_size_too_large"
     # a fixed-resolution one needs its images named to be read that way
     assert "input_size_too_large" not in ids("", "PaliGemma fine-tuning goes OOM at batch 1")[:1]
+
+
+# --- runtimes without autograd, chats that grow, sizes that fail below a size that works ---------
+
+@pytest.mark.parametrize("text", [
+    "Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+    "error: (-217:Gpu API call) out of memory in function 'allocate'",
+    "Error: Out of memory. Requested 900 MB; Free 300 MB",
+    "StandardGpuResources: alloc fail type FlatData dev 0 space Device stream 0x0 size 2147483648 bytes (cudaMalloc error out of memory [2])",
+])
+def test_a_runtime_without_autograd_is_never_told_about_no_grad_or_kept_graphs(text):
+    for note in ("the demo crashes during inference", "memory keeps growing every iteration of my evaluation loop"):
+        ranked_ids = ids(text, note)
+        assert ranked_ids and not {"missing_no_grad", "graph_retained"} & set(ranked_ids), (text, note)
+    # PyTorch's own message keeps them
+    assert "missing_no_grad" in ids(sentence(), "the demo crashes during inference")
+
+
+@pytest.mark.parametrize("note", [
+    "CPU mode works for both datasets; GPU mode fails on the bigger one",
+    "In CPU mode it runs, on the GPU it runs out of memory with the full table",
+    "cpu mode is fine, only the gpu run dies",
+])
+def test_a_cpu_run_that_succeeded_is_not_a_run_meant_for_the_cpu(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.cpu_mode
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note="I launched it in cpu mode")).cpu_mode
+
+
+@pytest.mark.parametrize("note", [
+    "The first few cycles are normal, but the error occurs when the number of cycles increases.",
+    "the first loops go through, it dies as the number of iterations grows",
+    "it only fails once the count of frames processed gets larger",
+])
+def test_failing_only_after_many_repetitions_reads_as_growth(note):
+    signals = read_signals(build_context(text="error: (-217:Gpu API call) out of memory in function 'allocate'", note=note))
+    assert signals.growth, note
+    assert ids("error: (-217:Gpu API call) out of memory in function 'allocate'", note + " I process video frames in a loop")[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", [
+    "The assistant answers quickly, but after several conversation turns it fails.",
+    "chat works for the first questions, then after a few messages the GPU runs out",
+    "It crashes at around 6 turns of the chat; lowering max_new_tokens lets it go a bit longer.",
+])
+def test_a_chat_that_fails_after_some_turns_is_its_growing_context(note):
+    assert ids("[GPU] CL_OUT_OF_RESOURCES exception", note)[0] == "kv_cache_or_generation", note
+
+
+def test_an_update_that_helped_is_no_regression():
+    text = "RuntimeError: CUDA out of memory."
+    for note in ("It improved after updating the nightly, but still fails later", "it got better after upgrading to 2.4"):
+        assert not read_signals(build_context(text=text, note=note)).upgrade_regression, note
+    assert read_signals(build_context(text=text, note="it started failing after updating to 2.4")).upgrade_regression
+
+
+@pytest.mark.parametrize("note", [
+    "When the input shape is 1,47 it always fails; when I make it 1,48 it does not.",
+    "It fails with 47 tokens but works with 48 or 64 tokens.",
+    "A batch of 7 crashes while a batch of 8 runs fine.",
+    "images of 300x300 error out, yet 512x512 images work",
+])
+def test_a_smaller_size_failing_where_a_larger_works_is_a_broken_path(note):
+    causes = ranked("[GPU] CL_OUT_OF_RESOURCES exception", note)
+    assert causes[0].id == "framework_bug", note
+    assert "larger one works" in " ".join(causes[0].evidence)
+
+
+@pytest.mark.parametrize("note", [
+    "It works with batch 8 but fails with batch 16.",
+    "It fails on 1 GPU but works on 2 GPUs.",
+    "Training at 512 px works; at 1024 px it fails.",
+    "it fails on 1 node but works on 2 nodes",
+    "fails after 3 epochs, while 10 epochs of the small model were fine",
+])
+def test_larger_sizes_failing_or_other_counts_are_not_a_broken_path(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).smaller_fails_larger_works, note
+
+
+def test_a_card_size_in_brackets_after_gpu_is_the_cards():
+    for note in ("my laptop GPU (2 GB) crashes with the demo", "on a card (4GB) it fails"):
+        assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity in (2 * 10**9, 4 * 10**9)

@@ -12,7 +12,7 @@ from oomtriage.taxonomy import title_of
 from .calibration import calibrate
 from .facts import compute_numbers
 from .fixes import fixes_for
-from .rules import RuleInput, Vote, all_rules
+from .rules import AUTOGRAD_CAUSES, RuleInput, Vote, all_rules
 from .signals import MEMORY_EXCEEDED, read_signals
 
 MAX_CAUSES = 6
@@ -100,7 +100,8 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     signals = read_signals(context)
     numbers = compute_numbers(context, signals)
     data = RuleInput(context=context, signals=signals, numbers=numbers)
-    votes = [vote for rule in all_rules() for vote in rule(data)]
+    votes = [vote for rule in all_rules() for vote in rule(data)
+             if data.has_autograd or vote.cause not in AUTOGRAD_CAUSES]
     scores = combine(votes)
     ordered = sorted(scores.items(), key=lambda item: item[1][0], reverse=True)
     keep = [item for index, item in enumerate(ordered) if item[1][0] > 0.05 or index < MIN_CAUSES][:MAX_CAUSES]

@@ -53,7 +53,9 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
-                   r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b"),
+                   r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b|"
+                   # a chat's turns and the generation length settings: the model is answering
+                   r"\b(?:conversation|chat|dialogue|dialog) (?:turns?|rounds?|history)\b|\bmax_new_tokens\b|\bmax_tokens\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
@@ -82,6 +84,9 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"(?: \w+){0,3} (?:every|each|over|with(?! the square\b)|after|batch|step|iteration|epoch)|"
            # ("after the first iteration" is the second step, where optimizer states appear: no growth)
            r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
+           # "after several conversation turns", "after a few questions": a chat whose context grew
+           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:turns|rounds|questions|messages|exchanges|prompts|requests)\b|"
+           r"\b(?:fails?|failed|crash\w*|dies|died)\b[^.;]{0,20}\b(?:around|about|at|after) (?<![\d.,])\d{1,3} (?:turns|rounds|questions|messages)\b|"
            # "after training on a few thousand examples": that many inputs went through first
            r"\b(?:after|once|when) (?:\w+ ){0,3}(?:a few|several|many|some|(?<![\d.,])\d[\d,.]*k?) (?:hundred |thousand )?(?:examples|samples|images|sentences|utterances|documents|sequences)\b|"
            r"after the first (?:few |several |\d+ )?(?:\w+ )?(?:epochs|iterations|steps|batches)\b|"
@@ -91,7 +96,9 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"\b(?:at|around|by) (?:around |about |roughly |approximately |~ ?)?(?<![\d.,])(?:[1-9]\d{2,}|\d+(?:\.\d+)?k) (?:\w+ )?(?:iterations|steps|iters)\b|"
            # "during the 23rd epoch": the epochs before it ran
            r"(?:during|in|at|on) the (?:[3-9]|[1-9]\d+)(?:st|nd|rd|th) (?:training )?(?:epoch|iteration|step|batch)\b|"
-           r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
+           r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches|cycles?|loops?|rounds?|frames|calls|requests) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
+           # "the error occurs when the number of cycles increases": the repetitions before it went through
+           r"\b(?:as|when|once|while) the (?:number|count) of (?:\w+ )?(?:cycles|iterations|loops|steps|frames|calls|requests|epochs|rounds|batches) (?:\w+ )?(?:increases|grows|goes up|rises|gets (?:larger|bigger|higher))\b|"
            r"for a while|after (?:some|a) (?:time|while)\b|memory leak|\bleak\w*|over time|eventually|occasionally|"
            # the noun: "a per-epoch memory growth", "an increase in memory every step"
            r"\bmemory (?:growth|increase|creep)\b|\b(?:keeps?|shows?|has|have|see|saw) (?:a |an )?(?:bounded |steady |slow |constant |linear |continuous |gradual )?(?:growth|increase) (?:in |of |during |over )|"
@@ -302,7 +309,8 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
                    r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
-_CPU_MODE = (r"\bcpu mode\b|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
+# ("CPU mode works for big and small pools": the run that succeeded, not the one that failed.)
+_CPU_MODE = (r"\bcpu mode\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|trains?|goes|went|succeeds?|succeeded)\b)|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
              # ("can merging be done on the CPU?" asks for it: the run was not there)
              # ("it works flawlessly on the CPU": a run that succeeded there, not one meant for it)
              r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!okay )(?<!flawlessly )(?<!perfectly )(?<!well )(?<!properly )"
@@ -1374,6 +1382,7 @@ class Signals:
     while_building: bool = False
     library_part_isolated: bool = False
     upgrade_regression: bool = False
+    smaller_fails_larger_works: bool = False
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
@@ -1700,7 +1709,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla |GeForce )?"
                 r"(?:[A-Z]{1,3}\d{1,4}\w*|(?:RTX|GTX|RX|MX) \d{3,4}\w*)s?)", note) \
         or _search(r"(?:\b(?:a|an|one|single|two|three|four|six|eight|\d{1,3})\s?[x*]?\s?|(?<=\d[x*]))(\d{2,3})\s?G (?:NVIDIA |Tesla )?(?-i:[AHLV]\d{2,3})s?\b", note) \
-        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
+        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB|\b(?:GPU|card) \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"(?<![\d.])\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
@@ -1722,7 +1731,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         amount = float(vram.group(1) or vram.group(3))
         signals.note_gpu_capacity = int(amount * (10**6 if vram.group(2) and vram.group(2).upper() == "M" else 10**9))
     elif gpu:
-        signals.note_gpu_capacity = int(float(gpu.group(1)) * 10**9)
+        signals.note_gpu_capacity = int(float(next(group for group in gpu.groups() if group)) * 10**9)
     elif have:
         signals.note_gpu_capacity = int(float(have.group(1)) * 10**9)
     else:
@@ -1952,6 +1961,47 @@ def _embedding_table_rows(note: str) -> tuple[int, str] | None:
                 continue
             if rows >= 100_000:
                 return rows, _clause_around(sentence, found.group(0)).strip()[:120]
+    return None
+
+
+# "when input_ids is 1,47 it always reproduces; with 1,48 it does not", "a batch of 7 crashes while a
+# batch of 8 runs fine": a size that fails where a *larger* one of the same kind works is not memory
+# running out by volume; it is one shape hitting a kernel, a tiling or an allocator path that breaks.
+_CLAUSE_SPLIT = re.compile(r";\s*|(?<=[\w)\]])[.?!]\s+|,?\s+(?:but|while|whereas|yet)\s+|\n")
+_SIZE_WORDS = re.compile(r"\b(?:input_ids|tokens?|length|len|seq\w*|dimension|dim|size|batch\w*|shape|resolution|pixels?|images?|"
+                         r"samples?|frames|points|rows)\b|\d\s?,\s?\d{1,2}\b|\d\s?x\s?\d", re.IGNORECASE)
+_FAILS = re.compile(r"\b(?:fails?|failed|failing|crash\w*|errors?|ooms?|out of memory|reproduces?|reproduced|breaks?|dies|died|throws)\b", re.IGNORECASE)
+# what the run at the other size did: the note's words for a run that went through, or the failure denied
+_SIZE_WORKS = re.compile(rf"\b(?:{_WORKS}|fine|passes|passed|does not|doesn't|did not|didn't|no (?:error|crash|oom)s?)\b", re.IGNORECASE)
+# a number that measures the workload: not a size in bytes, a count of GPUs, a duration or a version
+_WORKLOAD_NUMBER = re.compile(r"(?<![\d.,v])(\d{1,6})(?:\s?,\s?(\d{1,2}))?(?![\d.]|,\d{3}|\s?(?:[KMGT]i?B|[KMGT]\b|%|gpus?|cards?|"
+                              r"epochs?|steps?|iterations?|hours?|minutes?|seconds?|s\b|ms\b|days?|workers?|nodes?|threads?|cores?|processes|ranks?|"
+                              r"machines?|instances?|replicas?|devices?|times?))", re.IGNORECASE)
+
+
+def _clause_size(clause: str) -> int | None:
+    numbers = [int(match.group(2) or match.group(1)) for match in _WORKLOAD_NUMBER.finditer(clause)]
+    return numbers[-1] if numbers else None
+
+
+def smaller_fails_larger_works(note: str) -> str | None:
+    """The clause that names a failing size smaller than one that works, if the note has one."""
+    if not note or not _SIZE_WORDS.search(note):
+        return None
+    clauses = [clause for clause in _CLAUSE_SPLIT.split(note[:4000]) if clause and clause.strip()]
+    for first, second in zip(clauses, clauses[1:]):
+        for failing, working in ((first, second), (second, first)):
+            fails = _FAILS.search(failing) and not _SIZE_WORKS.search(failing)
+            works = _SIZE_WORKS.search(working)
+            if not (fails and works):
+                continue
+            # "it trains at batch 32; wrapped with accumulation even batch 8 fails": the setup changed
+            # between the two runs, so the sizes are not all that differs
+            if _search(r"\beven\b", failing) or _search(r"\b(?:original|wrapped|added|adding|enabled|enabling|switched|instead|another|different)\b", failing + " " + working):
+                continue
+            small, large = _clause_size(failing), _clause_size(working)
+            if small is not None and large is not None and 0 < small < large:
+                return f"{failing.strip()}; {working.strip()}"[:160]
     return None
 
 
@@ -2521,6 +2571,16 @@ def read_signals(context: TriageContext) -> Signals:
         # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
+    said = smaller_fails_larger_works(note)
+    if said:
+        signals.smaller_fails_larger_works = True
+        signals.evidence["smaller_fails_larger_works"] = said
+    if signals.upgrade_regression and re.match(r"(?:after|since|when) ", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE):
+        at = note.lower().find(signals.evidence["upgrade_regression"].lower())
+        if at >= 0 and _search(r"\b(?:improv\w*|got better|better|helped|fixed|solved|resolved|went away|disappeared)\s*$", note[max(0, at - 30):at]):
+            # "it improved after updating nightly": the update helped, so the new build is no regression
+            signals.upgrade_regression = False
+            signals.evidence.pop("upgrade_regression", None)
     if not signals.upgrade_regression:
         for sentence in _SENTENCE_END.split(note):
             when = _search(_STARTED_RECENTLY, sentence)

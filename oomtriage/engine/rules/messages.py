@@ -326,6 +326,21 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def smaller_size_fails_where_a_larger_works(data: RuleInput) -> Iterator[Vote]:
+    """Memory that runs out by volume fails at the larger size first. A size that fails where a larger
+    one of the same kind works is one shape taking a broken path (a kernel, a tiling, an allocator
+    bucket): report it with that shape, and step around it (pad to the size that works) meanwhile."""
+    signals = data.signals
+    if not signals.smaller_fails_larger_works:
+        return
+    said = signals.evidence["smaller_fails_larger_works"]
+    yield Vote("framework_bug", 0.6, f'A smaller size fails where a larger one works ("{said}"): not memory running out by '
+               "volume but one shape hitting a broken kernel or allocator path; report it with that shape, and pad to a size that works meanwhile.")
+    for cause in ("batch_too_large", "input_size_too_large"):
+        yield Vote(cause, -0.5, "A larger size of the same input fits, so the size itself is not what runs out.")
+
+
+@rule
 def version_regression(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.upgraded_to_torch_04:
