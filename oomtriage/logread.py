@@ -107,10 +107,10 @@ TRIGGER_PHRASES = [
 # lines that hold one against the full trigger pattern. Every trigger phrase contains one of these.
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
-                  b"too many resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode(),
-                  b"_resources", b"gpu resources"]
-# (OpenCL's CL_OUT_OF_RESOURCES and OpenVINO's "out of GPU resources" name no memory at all;
+                  b"resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode()]
+# (One key, "resources", serves CUDA's "too many resources requested", OpenCL's CL_OUT_OF_RESOURCES and
+# OpenVINO's "out of GPU resources", which name no memory at all;
 # Triton's "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file
 # message always carries its "[WinError 1455]"; "死" ends both Chinese spellings of "Killed", 已杀死
 # and 已殺死: one pass for the two.)

@@ -5457,6 +5457,7 @@ def test_a_cpu_run_that_succeeded_is_not_a_run_meant_for_the_cpu(note):
     "The first few cycles are normal, but the error occurs when the number of cycles increases.",
     "the first loops go through, it dies as the number of iterations grows",
     "it only fails once the count of frames processed gets larger",
+    "early iterations work, then as the loop count grows it dies",
 ])
 def test_failing_only_after_many_repetitions_reads_as_growth(note):
     signals = read_signals(build_context(text="error: (-217:Gpu API call) out of memory in function 'allocate'", note=note))
@@ -5468,6 +5469,7 @@ def test_failing_only_after_many_repetitions_reads_as_growth(note):
     "The assistant answers quickly, but after several conversation turns it fails.",
     "chat works for the first questions, then after a few messages the GPU runs out",
     "It crashes at around 6 turns of the chat; lowering max_new_tokens lets it go a bit longer.",
+    "After 3 or 4 rounds of conversation the plugin errors out.",
 ])
 def test_a_chat_that_fails_after_some_turns_is_its_growing_context(note):
     assert ids("[GPU] CL_OUT_OF_RESOURCES exception", note)[0] == "kv_cache_or_generation", note

@@ -55,7 +55,8 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
                    r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b|"
                    # a chat's turns and the generation length settings: the model is answering
-                   r"\b(?:conversation|chat|dialogue|dialog) (?:turns?|rounds?|history)\b|\bmax_new_tokens\b|\bmax_tokens\b"),
+                   r"\b(?:conversation|chat|dialogue|dialog) (?:turns?|rounds?|history)\b|\b(?:turns|rounds) of (?:the |a )?(?:conversation|chat|dialog(?:ue)?)\b|"
+                   r"\bmax_new_tokens\b|\bmax_tokens\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
@@ -85,7 +86,7 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            # ("after the first iteration" is the second step, where optimizer states appear: no growth)
            r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
            # "after several conversation turns", "after a few questions": a chat whose context grew
-           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:turns|rounds|questions|messages|exchanges|prompts|requests)\b|"
+           r"after (?:about |some |a few |several |many |(?<![\d.,])\d{1,4}(?: (?:or|to) \d{1,4}|-\d{1,4})? |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:turns|rounds|questions|messages|exchanges|prompts|requests)\b|"
            r"\b(?:fails?|failed|crash\w*|dies|died)\b[^.;]{0,20}\b(?:around|about|at|after) (?<![\d.,])\d{1,3} (?:turns|rounds|questions|messages)\b|"
            # "after training on a few thousand examples": that many inputs went through first
            r"\b(?:after|once|when) (?:\w+ ){0,3}(?:a few|several|many|some|(?<![\d.,])\d[\d,.]*k?) (?:hundred |thousand )?(?:examples|samples|images|sentences|utterances|documents|sequences)\b|"
@@ -99,6 +100,8 @@ _GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device
            r"first (?:few )?(?:\w+ )?(?:iterations?|steps?|epochs?|batches|cycles?|loops?|rounds?|frames|calls|requests) (?:run|work|go|are|pass|succeed)(?!s? out)|batch after batch|"
            # "the error occurs when the number of cycles increases": the repetitions before it went through
            r"\b(?:as|when|once|while) the (?:number|count) of (?:\w+ )?(?:cycles|iterations|loops|steps|frames|calls|requests|epochs|rounds|batches) (?:\w+ )?(?:increases|grows|goes up|rises|gets (?:larger|bigger|higher))\b|"
+           r"\b(?:as|when|once|while) the (?:loop|iteration|cycle|frame|step|call|request|batch) (?:count|number|index) (?:\w+ )?(?:increases|grows|goes up|rises|gets (?:larger|bigger|higher))\b|"
+           r"\bearly (?:iterations|cycles|loops|frames|steps|batches|calls|rounds) (?:work|run|go through|pass|are fine|succeed)\b|"
            r"for a while|after (?:some|a) (?:time|while)\b|memory leak|\bleak\w*|over time|eventually|occasionally|"
            # the noun: "a per-epoch memory growth", "an increase in memory every step"
            r"\bmemory (?:growth|increase|creep)\b|\b(?:keeps?|shows?|has|have|see|saw) (?:a |an )?(?:bounded |steady |slow |constant |linear |continuous |gradual )?(?:growth|increase) (?:in |of |during |over )|"
