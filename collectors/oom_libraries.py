@@ -59,3 +59,15 @@ def parse_tensorrt(match: re.Match[str], window: Window) -> Fields:
     requested = re.search(r"Requested amount of GPU memory \((\d+) bytes\)", window.flat)
     return {"framework": "other", "backend": "cuda", "library": "tensorrt", "raw_message": window.lines[0].strip(),
             "requested_bytes": int(requested.group(1)) if requested else None}
+
+
+# CUDA's error code 2 is the same in the runtime API (cudaErrorMemoryAllocation) and the driver API
+# (CUDA_ERROR_OUT_OF_MEMORY): extensions that print only the number ("cuda execution failed with
+# error 2", spconv's kernels) report an OOM. Other codes (9, invalid configuration; 700, illegal
+# address) are not, and stay unread. ("CUDA error 2 at ggml-cuda.cu:512" is ggml's own format, read there.)
+@message_format("cuda_error_code_2", r"\bcuda execution failed with error 2\b(?!\d)|\bCUDA error 2\b(?![\d.])(?!\s+at\s)", flags=re.IGNORECASE)
+def parse_cuda_error_code(match: re.Match[str], window: Window) -> Fields:
+    library = "spconv" if "spconv" in window.flat else None
+    fields: Fields = {"framework": "pytorch" if "spconv" in window.flat or "torch" in window.flat else "unknown", "backend": "cuda",
+                      "raw_message": window.lines[0].strip()}
+    return fields | ({"library": library} if library else {})

@@ -99,6 +99,8 @@ TRIGGER_PHRASES = [
     rb"cudandarray_\w+: allocation failed",  # Theano's old CUDA backend
     rb"failed to cudamalloc",  # faiss
     rb"alloc fail type",
+    rb"cuda execution failed with error 2\b",  # spconv: CUDA's error 2 is an OOM
+    rb"cuda error 2\b",
     rb"not enough gpu video memory",  # torch-directml
     rb"gdf_memorymanager_error",  # early cuDF
 ]
@@ -108,7 +110,8 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode()]
+                  b"code 137", b"code: 137", b"status 137", b"status: 137", b"winerror 1455", "死".encode(),
+                  b"error 2"]
 # (One key, "resources", serves CUDA's "too many resources requested", OpenCL's CL_OUT_OF_RESOURCES and
 # OpenVINO's "out of GPU resources", which name no memory at all;
 # Triton's "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file

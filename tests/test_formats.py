@@ -466,3 +466,14 @@ def test_a_memory_error_raised_in_a_device_runtime_is_that_devices_oom():
 def test_webgpu_is_its_own_backend():
     error = analyze_inputs([], text="[E:onnxruntime:Default, webgpu_context.cc:120 operator()] WebGPU device error(2): Out of memory").error
     assert error.backend == "webgpu"
+
+
+@pytest.mark.parametrize(("text", "oom"), [
+    ("RuntimeError: ops/spconv/src/indice.cu 120\ncuda execution failed with error 2", True),
+    ("CUDA error 2: out of memory (in gpu_kernel.cu:88)", True),
+    ("RuntimeError: ops/spconv/src/reordering_cuda.cu 57\ncuda execution failed with error 9", False),
+    ("cuda execution failed with error 20", False),
+    ("CUDA error 209: no kernel image is available", False),
+])
+def test_cuda_error_code_2_is_an_oom_and_other_codes_are_not(text, oom):
+    assert analyze_inputs([], text=text).detected is oom

@@ -5508,3 +5508,43 @@ def test_larger_sizes_failing_or_other_counts_are_not_a_broken_path(note):
 def test_a_card_size_in_brackets_after_gpu_is_the_cards():
     for note in ("my laptop GPU (2 GB) crashes with the demo", "on a card (4GB) it fails"):
         assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).note_gpu_capacity in (2 * 10**9, 4 * 10**9)
+
+
+@pytest.mark.parametrize("note", [
+    "fine-tuning with keras.distribution.ModelParallel on the jax backend runs out of memory",
+    "KERAS_BACKEND=jax, keras_hub Gemma, the fit call dies",
+    "I use the torch backend of keras 3 and training fails",
+])
+def test_keras_on_another_backend_is_one_framework(note):
+    signals = read_signals(build_context(text="RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50GiB.", note=note))
+    assert not signals.preallocating_framework_beside, note
+    assert read_signals(build_context(text="RESOURCE_EXHAUSTED: Out of memory", note="I import tensorflow and jax in the same script")).preallocating_framework_beside
+
+
+@pytest.mark.parametrize("note", [
+    "With SGD I can train at 4k tokens with batch 1. With AdamW I can't train at all, whatever the length.",
+    "Using AdamW it is impossible, I cannot even start. Using SGD training goes through at full length.",
+])
+def test_sgd_fitting_and_adam_failing_in_separate_sentences_is_the_optimizer(note):
+    assert ids("", note + " It is an OOM.")[0] == "optimizer_state"
+
+
+@pytest.mark.parametrize("note", [
+    "the loader doesn't respect gpu_split and always OOMs on the first card",
+    "OOM with gpu_split_auto, I must specify the split manually",
+    "it seems to ignore max_memory completely and fills GPU 0",
+    "device_map seems to be ignored, everything lands on cuda:0",
+    "auto split fails but a manual split works",
+])
+def test_a_placement_the_library_does_not_apply_is_its_bug(note):
+    causes = ranked("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.", note)
+    assert "framework_bug" in [cause.id for cause in causes[:2]], note
+
+
+@pytest.mark.parametrize("note", [
+    "I split the model manually across two GPUs and it still does not fit",
+    "with gpu_split 20,24 it loads, the memory limit works fine",
+    "I respect the memory limit of the cluster",
+])
+def test_placements_that_were_applied_are_no_bug(note):
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).placement_not_honoured, note

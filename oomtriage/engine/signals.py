@@ -1390,6 +1390,7 @@ class Signals:
     only_multi_gpu: bool = False
     other_process_hint: bool = False
     setting_ignored: bool = False  # an allocator setting given that did not take effect
+    placement_not_honoured: bool = False  # a library ignoring the split or memory cap it was given
     data_pipeline_fails: bool = False  # the failing clause names augmentations, transforms or collation
     orphaned_memory: bool = False  # memory in use with no process of the user's running, or after it ended
     cpu_mode: bool = False
@@ -2189,6 +2190,16 @@ def _failing_sentences(note: str) -> str:
 
 # The allocator setting was given but did not take effect ("the allocator settings say
 # expandable_segments is False", "PYTORCH_ALLOC_CONF is silently ignored").
+# A library that does not apply the placement or cap it was given ("doesn't respect gpu_split, OOMs on
+# the first GPU no matter what"), or whose automatic split fails where one set by hand loads ("OOM with
+# gpu_split_auto, must specify the split manually"): the library's planning, not the workload, is short.
+_PLACEMENT_SETTING = (r"(?:gpu[_ ]split|(?:auto[_ ]?)?split|device_map|max_memory|memory (?:limit|cap|fraction)|"
+                      r"per-gpu (?:limit|memory)|layer (?:split|allocation)|tensor_split|--[\w-]*(?:split|memory|limit)\w*)")
+_PLACEMENT_NOT_HONOURED = (rf"\b(?:does ?n[o']t|did ?n[o']t|does not|did not|won't|will not|never) (?:seem to )?(?:respect|honou?r|obey|adhere to|follow|apply)\b[^.;]{{0,30}}?\b{_PLACEMENT_SETTING}|"
+                           rf"\b(?:ignores?|ignored|ignoring)\b (?:my |the |any |its )?{_PLACEMENT_SETTING}|"
+                           rf"\b{_PLACEMENT_SETTING}\b[^.;]{{0,30}}?\b(?:is|was|gets?|got|seems? to be|appears? to be|is being) (?:silently |completely )?ignored\b|"
+                           r"(?<![a-z])(?:auto[_ -]?(?:split|splitting|placement)|(?:split|splitting)[_ -]auto)\b[^.;]{0,80}?\b(?:must|have to|need to|had to)\b[^.;]{0,30}?\bmanual\w*|"
+                           r"(?<![a-z])auto[_ -]?(?:split|splitting)\b[^.;]{0,40}?\b(?:ooms?|fails?|crash\w*|runs? out)\b[^.;]{0,60}?\bmanual\w* (?:split|splitting)?\b[^.;]{0,20}?\b(?:works?|loads?|fits?)\b")
 _SETTING_IGNORED = (r"\b(?:reports?|shows?|says?|lists?|prints?) (?:the )?(?:expandable[_ ]segments|max_split_size_mb) (?:as |is |=\s?)?(?:false|off|disabled)\b|"
                     r"\b(?:expandable[_ ]segments|max_split_size_mb|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|stays|shows?|reads?|reported as) "
                     r"(?:still )?(?:false|off|disabled|not (?:enabled|applied|set|honou?red|picked up))\b|"
@@ -2328,8 +2339,18 @@ def _stated_size(match: re.Match[str] | None) -> int | None:
 def _sgd_fits_adam_fails(note: str) -> bool:
     """One sentence naming SGD and Adam and a failure: the optimizer is the difference (Adam keeps
     two states per parameter, SGD none or one), in whatever order the words come."""
-    return any(_search(r"\bsgd\b", sentence) and _search(r"\badam\w*", sentence) and _search(_FAILURE_WORDS, sentence)
-               and not _search(r"\bboth\b|\beither\b|\bneither\b", sentence) for sentence in _SENTENCE_END.split(note))
+    sentences = _SENTENCE_END.split(note)
+    if any(_search(r"\bsgd\b", sentence) and _search(r"\badam\w*", sentence) and _search(_FAILURE_WORDS, sentence)
+           and not _search(r"\bboth\b|\beither\b|\bneither\b", sentence) for sentence in sentences):
+        return True
+    # across two sentences: "With SGD I can train at 4k tokens. With AdamW I can't train at all."
+    cannot = rf"{_FAILURE_WORDS}|\b(?:can't|cannot|can not|unable to|not able to)\b"
+    for first, second in zip(sentences, sentences[1:]):
+        for fits, fails in ((first, second), (second, first)):
+            if _search(r"\bsgd\b", fits) and not _search(r"\badam\w*", fits) and not _search(cannot, fits) \
+                    and _search(r"\badam\w*", fails) and not _search(r"\bsgd\b", fails) and _search(cannot, fails):
+                return True
+    return False
 
 
 _LATER_ROUND_FAILED = r"\b(?:second|next|2nd|third|later|following) (?:training )?(?:iteration|step|epoch|batch|pass|round)\b"
@@ -2630,6 +2651,10 @@ def read_signals(context: TriageContext) -> Signals:
     if wanted:
         signals.low_precision = False  # the half precision named is the one asked for, not the one in use
         signals.evidence.pop("low_precision", None)
+    placement = _search(_PLACEMENT_NOT_HONOURED, note)
+    if placement:
+        signals.placement_not_honoured = True
+        signals.evidence["placement_not_honoured"] = placement.group(0)
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))
@@ -2648,7 +2673,11 @@ def read_signals(context: TriageContext) -> Signals:
         or bool(re.search(r"ranks?|process|workers?", signals.evidence.get("rank0_heavy", ""), re.IGNORECASE))  # "every worker on GPU 0"
     signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", f"{everything}\n{excerpt[-20000:]}"))
     # XLA's sources live under org_tensorflow/tensorflow/compiler: a path there is JAX, not TensorFlow.
-    tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|keras|\btfds\b",
+    # Keras 3 runs on JAX or PyTorch as well: "keras with the jax backend" is one framework, not TensorFlow beside JAX.
+    # (dots inside "keras.distribution.ModelParallel" do not end the sentence; ". " does)
+    keras_elsewhere = _search(r"KERAS_BACKEND\W{0,3}(?:jax|torch)|\bkeras\b(?:(?!\. )[^;\n]){0,80}?\b(?:jax|torch|pytorch) backend|"
+                              r"\b(?:jax|torch|pytorch) backend\b(?:(?!\. )[^;\n]){0,80}?\bkeras\b|use_backend\(\W?(?:jax|torch)", everything)
+    tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|\btfds\b" + ("" if keras_elsewhere else r"|keras"),
                  re.sub(r"org_tensorflow/tensorflow/\S*|external/org_tensorflow\S*", "", everything))
     jax = _search(r"\bjax\b|flax|\bxla\b|haiku", everything) or (context.error and context.error.framework == "jax")
     torch = _search(r"\btorch\b|pytorch", everything) or (context.error and context.error.framework == "pytorch")

@@ -326,6 +326,19 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def placement_not_honoured(data: RuleInput) -> Iterator[Vote]:
+    """A split or cap the library was given and did not apply, or an automatic split that fails where a
+    manual one loads: the library planned the memory wrong. Set the placement by hand, update, report it."""
+    signals = data.signals
+    if not signals.placement_not_honoured:
+        return
+    said = signals.evidence["placement_not_honoured"]
+    yield Vote("framework_bug", 0.55, f'The library does not apply the placement it was given, or its automatic one fails ("{said}"): '
+               "its memory planning, not the workload, is short; set the split by hand, update it, or report it.")
+    yield Vote("batch_too_large", -0.3, "What fails is where the library puts the memory, not how much one batch needs.")
+
+
+@rule
 def smaller_size_fails_where_a_larger_works(data: RuleInput) -> Iterator[Vote]:
     """Memory that runs out by volume fails at the larger size first. A size that fails where a larger
     one of the same kind works is one shape taking a broken path (a kernel, a tiling, an allocator
