@@ -108,7 +108,7 @@ def parse_windows_commit(match: re.Match[str], window: Window) -> Fields:
 # Page-locked (pinned) host memory: the CUDA runtime's host allocator failing, for a DataLoader's
 # pin_memory, a framework's host arena or an offload buffer. Host RAM (and, under WSL2 or a
 # container, a much smaller pinning limit), not the card's memory, though CUDA says "out of memory".
-@message_format("pinned_host_alloc", r"\bcu(?:da)?(?:Mem)?HostAlloc\w* failed|\bcudaMallocHost\b[^\n]{0,80}(?:fail|out of memory)|"
+@message_format("pinned_host_alloc", r"\bcu(?:da)?(?:Mem)?HostAlloc\w* failed|\b(?:failed|unable) to cu(?:da)?(?:Mem)?HostAlloc\b|\bcudaMallocHost\b[^\n]{0,80}(?:fail|out of memory)|"
                 r"CachingHostAllocator[^\n]{0,120}(?:fail|out of memory)|(?:failed|unable) to allocate (?:[\d.,]+ ?\w* (?:of )?)?(?:pinned|page-locked) (?:host )?memory")
 def parse_pinned(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="pinned (page-locked) host memory")

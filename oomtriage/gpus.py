@@ -22,13 +22,14 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
 GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
     r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
-    r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: Ti| SUPER)?|"
+    r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: ?Ti| SUPER)?|"
     r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?)(?:s\b|\b)"
 )
 
 
 def capacity_of_gpu(name: str) -> int | None:
     """Capacity in bytes of a GPU by name, or None when unknown. An explicit '80GB' in the name wins."""
+    name = re.sub(r"(\d)\s?ti\b", r"\1 Ti", name, flags=re.IGNORECASE)  # "1050ti", "3080TI" are "1050 Ti", "3080 Ti"
     explicit = re.search(r"(\d{2,3})\s?GB", name, re.IGNORECASE)
     if explicit:
         return int(explicit.group(1)) * 10**9
@@ -41,7 +42,7 @@ def capacity_of_gpu(name: str) -> int | None:
 # Cards people name by number alone ("on a 4090", "my 3060 Ti"), and the one-digit data-centre
 # cards. A bare number needs an article or a count before it and no resolution after it ("1080p",
 # "1920x1080").
-_BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|three|four|six|eight|dual|\d ?x) (?:\d{1,3} ?G(?:i?B)? )?((?:[2345]0[5-9]0|1[06-9][5-8]0)(?: Ti| SUPER)?)(?:s\b|\b)(?!\s?(?:x|×|p\b))|"
+_BARE_GPU = re.compile(r"\b(?:a|an|my|our|one|single|the|two|three|four|six|eight|dual|\d ?x) (?:\d{1,3} ?G(?:i?B)? )?((?:[2345]0[5-9]0|1[06-9][5-8]0)(?: ?Ti| SUPER)?)(?:s\b|\b)(?!\s?(?:x|×|p\b))|"
                        r"\b([TL]4|A2|A10G?)\b", re.IGNORECASE)
 
 

@@ -477,3 +477,16 @@ def test_webgpu_is_its_own_backend():
 ])
 def test_cuda_error_code_2_is_an_oom_and_other_codes_are_not(text, oom):
     assert analyze_inputs([], text=text).detected is oom
+
+
+def test_pinned_host_memory_said_failed_first_is_the_hosts():
+    text = ("Error: 'err == cudaSuccess' failed: failed to cudaHostAlloc 268435456 bytes for CPU <-> GPU async copy buffer "
+            "(error 2 out of memory)")
+    error = analyze_inputs([], text=text).error
+    assert (error.format, error.backend) == ("pinned_host_alloc", "host")
+
+
+def test_card_names_with_ti_glued_on():
+    from oomtriage.gpus import capacity_of_gpu, find_gpu_name
+    assert find_gpu_name("on a 1050ti machine", bare=True) == "1050ti" and capacity_of_gpu("1050ti") == 4 * 10**9
+    assert capacity_of_gpu("GTX 1080Ti") == 11 * 10**9 and capacity_of_gpu("3080TI") == 12 * 10**9

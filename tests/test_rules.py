@@ -5548,3 +5548,25 @@ def test_a_placement_the_library_does_not_apply_is_its_bug(note):
 ])
 def test_placements_that_were_applied_are_no_bug(note):
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).placement_not_honoured, note
+
+
+@pytest.mark.parametrize("note", [
+    "With the same inputs a 1050ti machine is slow but I get a result; on a 3060 machine I get this error.",
+    "It runs on my GTX 1080 without problems but fails on the RTX 3090.",
+])
+def test_the_same_input_running_on_a_smaller_card_is_no_memory_shortage(note):
+    causes = ranked("RuntimeError: CUDA out of memory.", note)
+    assert causes[0].id == "framework_bug", note
+    assert "less memory" in " ".join(causes[0].evidence)
+
+
+def test_a_larger_card_working_where_a_smaller_fails_is_ordinary():
+    note = "It fails on my GTX 1080 but works on the RTX 3090."
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).smaller_card_works
+
+
+def test_a_middle_size_failing_between_sizes_that_work_is_a_broken_path():
+    note = "It works with the full 800k rows and with 150k, but datasets of 300k or 350k crash with this error."
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).smaller_fails_larger_works
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                          note="It works with 100k rows, but 300k or 350k crash.")).smaller_fails_larger_works

@@ -1386,6 +1386,7 @@ class Signals:
     library_part_isolated: bool = False
     upgrade_regression: bool = False
     smaller_fails_larger_works: bool = False
+    smaller_card_works: bool = False
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
@@ -1978,14 +1979,14 @@ _FAILS = re.compile(r"\b(?:fails?|failed|failing|crash\w*|errors?|ooms?|out of m
 # what the run at the other size did: the note's words for a run that went through, or the failure denied
 _SIZE_WORKS = re.compile(rf"\b(?:{_WORKS}|fine|passes|passed|does not|doesn't|did not|didn't|no (?:error|crash|oom)s?)\b", re.IGNORECASE)
 # a number that measures the workload: not a size in bytes, a count of GPUs, a duration or a version
-_WORKLOAD_NUMBER = re.compile(r"(?<![\d.,v])(\d{1,6})(?:\s?,\s?(\d{1,2}))?(?![\d.]|,\d{3}|\s?(?:[KMGT]i?B|[KMGT]\b|%|gpus?|cards?|"
+# ("800k items" is 800 thousand; "16G" and "512MB" are sizes in bytes, not counts)
+_WORKLOAD_NUMBER = re.compile(r"(?<![\d.,v])(\d{1,6})(?:\s?,\s?(\d{1,2}))?(k\b)?(?![\d.]|,\d{3}|\s?(?:[KMGT]i?B|[MGT]\b|%|gpus?|cards?|"
                               r"epochs?|steps?|iterations?|hours?|minutes?|seconds?|s\b|ms\b|days?|workers?|nodes?|threads?|cores?|processes|ranks?|"
                               r"machines?|instances?|replicas?|devices?|times?))", re.IGNORECASE)
 
 
-def _clause_size(clause: str) -> int | None:
-    numbers = [int(match.group(2) or match.group(1)) for match in _WORKLOAD_NUMBER.finditer(clause)]
-    return numbers[-1] if numbers else None
+def _clause_sizes(clause: str) -> list[int]:
+    return [int(match.group(2) or match.group(1)) * (1000 if match.group(3) else 1) for match in _WORKLOAD_NUMBER.finditer(clause)]
 
 
 def smaller_fails_larger_works(note: str) -> str | None:
@@ -2003,9 +2004,31 @@ def smaller_fails_larger_works(note: str) -> str | None:
             # between the two runs, so the sizes are not all that differs
             if _search(r"\beven\b", failing) or _search(r"\b(?:original|wrapped|added|adding|enabled|enabling|switched|instead|another|different)\b", failing + " " + working):
                 continue
-            small, large = _clause_size(failing), _clause_size(working)
-            if small is not None and large is not None and 0 < small < large:
+            # ("works with the full 800k and with 150k, but 300k crashes": some working size is larger)
+            failing_sizes, working_sizes = _clause_sizes(failing), _clause_sizes(working)
+            if failing_sizes and working_sizes and 0 < min(failing_sizes) < max(working_sizes):
                 return f"{failing.strip()}; {working.strip()}"[:160]
+    return None
+
+
+def smaller_card_works(note: str) -> str | None:
+    """"With the same inputs a 1050 Ti gets a result, a 3060 gets this error": the clause pair naming a
+    card that works and a card with more memory that fails, if the note has one."""
+    if not note:
+        return None
+    sentences = [part for part in _SENTENCE_END.split(note[:4000]) if part and part.strip()]
+    clauses = [clause for clause in _CLAUSE_SPLIT.split(note[:4000]) if clause and clause.strip()]
+    pairs = list(zip(sentences, sentences[1:])) + list(zip(clauses, clauses[1:]))
+    for first, second in pairs:
+        for working, failing in ((first, second), (second, first)):
+            if not (_SIZE_WORKS.search(working) or _search(r"\b(?:get|got|gets) (?:a |the )?results?\b", working)):
+                continue
+            if not _FAILS.search(failing) or _SIZE_WORKS.search(failing):
+                continue
+            small_card, large_card = find_gpu_name(working, bare=True), find_gpu_name(failing, bare=True)
+            small, large = (capacity_of_gpu(small_card) if small_card else None), (capacity_of_gpu(large_card) if large_card else None)
+            if small and large and small < large:
+                return f"{working.strip()}; {failing.strip()}"[:160]
     return None
 
 
@@ -2595,6 +2618,10 @@ def read_signals(context: TriageContext) -> Signals:
         # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
+    said = smaller_card_works(note)
+    if said:
+        signals.smaller_card_works = True
+        signals.evidence["smaller_card_works"] = said
     said = smaller_fails_larger_works(note)
     if said:
         signals.smaller_fails_larger_works = True

@@ -326,6 +326,21 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def smaller_card_works(data: RuleInput) -> Iterator[Vote]:
+    """The same input runs on a card with less memory than the one where it fails: the failing card's
+    memory is not what is short. What differs is the build and driver for that card (a framework built
+    without its architecture, an old CUDA), or a tool that words every error there as too big."""
+    signals = data.signals
+    if not signals.smaller_card_works:
+        return
+    said = signals.evidence["smaller_card_works"]
+    yield Vote("framework_bug", 0.6, f'The same input runs on a card with less memory ("{said}"): the larger card fails for '
+               "another reason; install a framework build for that card's architecture and driver, and read the error under the tool's message.")
+    for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
+        yield Vote(cause, -0.4, "A smaller card holds the same workload.")
+
+
+@rule
 def placement_not_honoured(data: RuleInput) -> Iterator[Vote]:
     """A split or cap the library was given and did not apply, or an automatic split that fails where a
     manual one loads: the library planned the memory wrong. Set the placement by hand, update, report it."""
