@@ -16,7 +16,7 @@ from . import ContextPart, register
 from .message_formats import FORMATS, Window
 
 # Formats are tried in this module order: specific before generic, non-OOM look-alikes first.
-FORMAT_MODULES = ("not_oom", "oom_pytorch", "oom_tensorflow", "oom_jax", "oom_paddle", "oom_libraries", "oom_rapids", "oom_julia", "oom_gpu_libraries", "oom_opencl", "oom_metal", "oom_host", "oom_runtime")
+FORMAT_MODULES = ("not_oom", "oom_other_frameworks", "oom_pytorch", "oom_tensorflow", "oom_jax", "oom_paddle", "oom_libraries", "oom_rapids", "oom_julia", "oom_gpu_libraries", "oom_opencl", "oom_metal", "oom_host", "oom_runtime")
 for _module in FORMAT_MODULES:
     importlib.import_module(f"{__package__}.{_module}")
 

@@ -99,6 +99,7 @@ TRIGGER_PHRASES = [
     rb"cudandarray_\w+: allocation failed",  # Theano's old CUDA backend
     rb"failed to cudamalloc",  # faiss
     rb"alloc fail type",
+    rb"can't allocate memory",  # OneFlow's host OOM
     rb"cuda execution failed with error 2\b",  # spconv: CUDA's error 2 is an OOM
     rb"cuda error 2\b",
     rb"not enough gpu video memory",  # torch-directml

@@ -490,3 +490,17 @@ def test_card_names_with_ti_glued_on():
     from oomtriage.gpus import capacity_of_gpu, find_gpu_name
     assert find_gpu_name("on a 1050ti machine", bare=True) == "1050ti" and capacity_of_gpu("1050ti") == 4 * 10**9
     assert capacity_of_gpu("GTX 1080Ti") == 11 * 10**9 and capacity_of_gpu("3080TI") == 12 * 10**9
+
+
+@pytest.mark.parametrize(("text", "fmt", "library", "backend", "requested"), [
+    ("terminate called after throwing an instance of 'oneflow::RuntimeException'\n  what():  Error: CUDA out of memory. Tried to allocate 3.2 GB",
+     "oneflow_out_of_memory", "oneflow", "cuda", 3_200_000_000),
+    ("  what():  Error: CPU can't allocate memory. Tried to allocate 40.0 GB", "oneflow_out_of_memory", "oneflow", "host", 40_000_000_000),
+    ("RuntimeError: out of memory while requesting 1073741824 bytes; you can try setting MGB_CUDA_RESERVE_MEMORY to reserve all memory.",
+     "megengine_out_of_memory", "megengine", "cuda", 1073741824),
+])
+def test_frameworks_whose_wording_overlaps_pytorchs_are_told_apart(text, fmt, library, backend, requested):
+    error = analyze_inputs([], text=text).error
+    assert (error.format, error.library, error.backend, error.framework, error.requested_bytes) == (fmt, library, backend, "other", requested)
+    # PyTorch's own sentence is still PyTorch's
+    assert analyze_inputs([], text="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.20 GiB.").error.framework == "pytorch"
