@@ -70,6 +70,17 @@ def parse_ascend(match: re.Match[str], window: Window) -> Fields:
     return {"framework": "other", "backend": "npu", "library": "CANN", "raw_message": window.lines[0].strip()}
 
 
+# Intel's Level Zero under SYCL (llama.cpp's SYCL backend, oneAPI programs): the Unified Runtime's
+# result ("level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]") or Level
+# Zero's own (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY). OUT_OF_HOST_MEMORY is the runtime's host-side
+# allocation (USM host buffers, staging): the host's.
+@message_format("level_zero_out_of_memory", r"\b(?:UR|ZE|PI)_(?:RESULT_)?ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b")
+def parse_level_zero(match: re.Match[str], window: Window) -> Fields:
+    framework = "llama.cpp" if re.search(r"ggml|llama", window.flat, re.IGNORECASE) else "other"
+    return {"framework": framework, "backend": "xpu" if match.group(1) == "DEVICE" else "host", "library": "level_zero",
+            "operation": "Level Zero host allocation" if match.group(1) == "HOST" else None, "raw_message": window.lines[0].strip()}
+
+
 @message_format(
     "vulkan_device_memory",
     # ggml's Vulkan backend ("ggml_vulkan: Device memory allocation of size 4831838208 failed.") and the

@@ -84,7 +84,8 @@ TRIGGER_PHRASES = [
     rb"hiperror_t\(1002\)",
     rb"device memory allocation of size",  # ggml's Vulkan backend
     rb"outofdevicememory",  # vulkan.hpp's ErrorOutOfDeviceMemory
-    rb"out_of_device_memory",  # VK_ERROR_OUT_OF_DEVICE_MEMORY
+    rb"out_of_device_memory",  # VK_ERROR_OUT_OF_DEVICE_MEMORY, Level Zero's UR_/ZE_ results
+    rb"out_of_host_memory",
     rb"cudnn convolution algorithm",
     rb"all algorithms tried",
     rb"no algorithm worked",

@@ -5570,3 +5570,66 @@ def test_a_middle_size_failing_between_sizes_that_work_is_a_broken_path():
     assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).smaller_fails_larger_works
     assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.",
                                           note="It works with 100k rows, but 300k or 350k crash.")).smaller_fails_larger_works
+
+
+@pytest.mark.parametrize("note", [
+    "Nothing fails when I run the same model and context with the Vulkan backend; with SYCL it runs out of memory.",
+    "SYCL dies at load, the vulkan backend handles the same split correctly",
+])
+def test_another_backend_holding_the_same_setup_is_the_failing_backends_bug(note):
+    assert ranked("level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]", note)[0].id == "framework_bug", note
+
+
+@pytest.mark.parametrize("note", [
+    "it works with the CPU backend but not on the GPU",
+    "the CUDA backend works with the smaller model",
+])
+def test_the_cpu_or_the_same_backend_working_is_no_other_backend(note):
+    text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert not read_signals(build_context(text=text, note=note)).other_backend_works, note
+
+
+@pytest.mark.parametrize(("note", "capped"), [
+    ("On my Arc A770 only models whose buffer size is below ~4100MiB load; bigger quants fail", True),
+    ("Intel iGPU: with UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 the matmul passes", True),
+    ("On my RTX 4090 buffers above 4 GB fail", False),
+])
+def test_intels_single_allocation_cap(note, capped):
+    assert read_signals(build_context(text="", note=note + ". It runs out of memory.")).single_allocation_cap is capped
+
+
+@pytest.mark.parametrize(("text", "backend"), [
+    ("level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]", "xpu"),
+    ("terminate called: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "xpu"),
+    ("Exception caught at file:ggml-sycl.cpp, line:3954: UR_RESULT_ERROR_OUT_OF_HOST_MEMORY", "host"),
+])
+def test_level_zero_results_are_read(text, backend):
+    error = analyze_inputs([], text=text).error
+    assert (error.format, error.backend, error.library) == ("level_zero_out_of_memory", backend, "level_zero")
+
+
+def test_a_quantized_files_size_is_its_weights_and_no_card():
+    note = "Offloading to my GPUs (4x 24 GB) fails with either quant: Q4_K_M (140 GB) or IQ2_XS (90 GB)."
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.measured_weights == 90 * 10**9 and signals.note_gpu_capacity == 24 * 10**9 and signals.splits_weights
+    assert ids("", note)[0] == "model_too_large"
+
+
+def test_a_large_free_amount_at_the_failure():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note="it fails at the matmul with 27GB free"))
+    assert signals.free_at_failure
+    assert not read_signals(build_context(text="RuntimeError: CUDA out of memory.", note="it fails with 1 GB free")).free_at_failure
+
+
+@pytest.mark.parametrize("note", [
+    "though Vulkan runs it fine, SYCL runs out of device memory",
+    "With Vulkan the identical long-prompt run works; with SYCL it cannot allocate 568 MB.",
+])
+def test_another_backend_said_without_the_word_backend(note):
+    assert read_signals(build_context(text="", note=note)).other_backend_works, note
+    assert ids("", note)[0] == "framework_bug", note
+
+
+def test_a_note_that_a_model_wont_load_on_a_card_of_a_size_is_a_suspected_oom():
+    report = analyze_inputs([], text="", note="Any GGUF whose SYCL0 buffer is over 4 GB won't load on my 16 GB Arc card")
+    assert report.suspected and report.causes[0].id == "framework_bug"

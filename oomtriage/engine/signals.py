@@ -656,7 +656,9 @@ _UNDER_LOAD = (r"under (?:heavy |high |real )?load|(?:many|several|multiple|para
                r"requests? (?:per second|at once|in parallel|at the same time)|concurren|traffic|scor(?:e|ing)|logprob")
 # Inference that spreads one model's weights over the GPUs it names.
 _SPLITS_WEIGHTS = (r"device_map|\bdevice maps?\b|tensor[ _-]?parallel\w*|--tp\b|\btp[ =_]?\d|tensor-split|--split-mode|\bsplit[_ ]mode|"
-                   r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate")
+                   r"model[ _-]parallel|pipeline[ _-]parallel|--num-shard|\bllama\.cpp\b|\bollama\b|llama-cpp|\bgguf\b|accelerate|"
+                   # a GGUF quantization's name ("UD-Q4_K_XL", "IQ2_M") is llama.cpp's, which splits layers over the GPUs
+                   r"\b(?:UD-)?I?Q[1-8]_[0-9A-Z]")
 _DATA_PARALLEL = r"(?<!Distributed)(?<!Distributed )\bDataParallel\b"
 _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint|state|weights)|save_(?:model|pretrained|checkpoint|state)|"
            r"\b(?:saving|save|checkpointing) (?:step|stage|phase)\b|\b(?:when|while|during|at) (?:the )?(?:saving|save)\b|"
@@ -961,6 +963,8 @@ _TOOL_MISESTIMATES = (r"\b(?:calculat|estimat|comput|decid|determin|pick|choos)\
                       r"\binstead of using the other gpus\b|"
                       r"\b(?:under-?estimat\w*|mis-?calculat\w*|mis-?estimat\w*|wrongly estimat\w*) (?:the |its |how much )?(?:gpu |vram |video )?(?:memory|vram|context|kv|space|room)")
 # The weights' size stated in the note ("loading all 5 models takes about 3.3GB of VRAM").
+# A quantized model file named with its size ("UD-IQ2_M (239 GB)", "Q4_K_M: 40 GB"): its weights' size.
+_QUANT_FILE_SIZE = (r"\b(?:UD-)?(?:I?Q[1-8](?:_[A-Z0-9]{1,4}){0,3}|F16|BF16)\b\s*(?:\(|:|is|=|at|of)\s*(\d{1,4}(?:\.\d+)?)\s?(GB|GiB|G)\b\)?")
 _STATED_WEIGHTS = (r"\b(?:loading )?(?:the |all |my )?(?:(?:\d+|two|three|four|five) )?(?:models?|weights)\b[^.;]{0,15}?\b(?:takes?|took|uses?|used|occup\w+|needs?)\s+"
                    r"(?:about |around |~ ?|roughly )?(\d+(?:\.\d+)?)\s?(GiB|GB|G|MiB|MB)\b")
 # Many models built one after another in one process (a k-fold loop, a grid or hyper-parameter
@@ -1387,6 +1391,8 @@ class Signals:
     upgrade_regression: bool = False
     smaller_fails_larger_works: bool = False
     smaller_card_works: bool = False
+    other_backend_works: bool = False  # the same setup runs on another accelerator backend (Vulkan beside SYCL)
+    single_allocation_cap: bool = False  # Intel's runtime refusing one buffer of 4 GB or more
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
@@ -1709,12 +1715,14 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     not_a_place = r"(?!(?:on|in|of|per|from|to|at|for)\b)"
     # "my RTX 3060 (6GB)", "a 6GB RTX 3060": a size stated beside a card's name is that card's (the
     # name alone is read below, and several cards ship in more than one size)
-    gpu = _search(r"\b(?:(?:RTX|GTX|RX|MX) ?\d{3,4}|[A-Z]{1,3}\d{1,4})\w*(?: ?ti| super)? \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or \
+    # ("UD-Q4_K_XL (467 GB)", "IQ2_M (239 GB)": a quantization's file size, not a card)
+    gpu = _search(r"\b(?:(?:RTX|GTX|RX|MX) ?\d{3,4}|(?!I?Q\d)[A-Z]{1,3}\d{1,4})\w*(?: ?ti| super)? \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or \
         _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
-        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| GPUs?| cards?| VRAM| (?:NVIDIA |Tesla |GeForce )?"
+        _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| (?:Arc |Radeon |Intel |AMD )?GPUs?| (?:Arc |Radeon |Intel |AMD )?cards?| VRAM| (?:NVIDIA |Tesla |GeForce )?"
                 r"(?:[A-Z]{1,3}\d{1,4}\w*|(?:RTX|GTX|RX|MX) \d{3,4}\w*)s?)", note) \
         or _search(r"(?:\b(?:a|an|one|single|two|three|four|six|eight|\d{1,3})\s?[x*]?\s?|(?<=\d[x*]))(\d{2,3})\s?G (?:NVIDIA |Tesla )?(?-i:[AHLV]\d{2,3})s?\b", note) \
-        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB|\b(?:GPU|card) \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
+        or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB|\b(?:GPU|card) \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)|"
+                   r"\b(?:GPUs?|cards?) \(\d{1,2}\s?[x×*]\s?(\d{1,3})\s?G(?:i?B)?\)", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"(?<![\d.])\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
@@ -2009,6 +2017,24 @@ def smaller_fails_larger_works(note: str) -> str | None:
             if failing_sizes and working_sizes and 0 < min(failing_sizes) < max(working_sizes):
                 return f"{failing.strip()}; {working.strip()}"[:160]
     return None
+
+
+# "No error appears when running the same setup with the VULKAN backend", "the Vulkan backend handles
+# multi-GPU splitting correctly": another backend on the same card holds the same workload, so the one
+# that fails is short of something other than the card's memory.
+_BACKEND_NAMES = r"(?:vulkan|cuda|rocm|hip|sycl|metal|opencl|directml|dml|mps|xpu|level[ _]zero|zluda|ipex)"
+_OTHER_BACKEND_WORKS = (rf"\b(?:no error|no errors|nothing fails|never fails|does(?:n't| not) fail|works?|worked|runs? fine|ran fine|is fine|fine|succeeds?|handles? (?:\w+ ){{0,3}}correctly)\b[^.;]{{0,60}}?"
+                        rf"\b(?:with|on|using|in|under) (?:the )?({_BACKEND_NAMES}) backend\b|"
+                        rf"\bthe ({_BACKEND_NAMES}) backend (?:\w+ )?(?:works|worked|handles|runs|ran|is fine|succeeds|has no)\b|"
+                        # "though Vulkan runs it fine", "with Vulkan the identical run works"
+                        rf"\b({_BACKEND_NAMES}) (?:runs?|ran|handles?|handled|works?|worked|loads?|loaded) (?:it |them |this |that |the same \w+ )?"
+                        r"(?:fine|correctly|without (?:a |any )?(?:problem|issue|error)s?)\b|"
+                        rf"\bwith ({_BACKEND_NAMES})\b,? (?:the |this |my )?(?:identical |same )?(?:[\w-]+ ){{0,4}}(?:works|runs fine|is fine|succeeds|goes through)\b")
+# Intel's GPU runtimes refuse one allocation of 4 GB or more unless told otherwise (Level Zero's
+# UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS, a PyTorch XPU build that lifts it).
+_SINGLE_ALLOCATION_CAP = (r"RELAXED_ALLOCATION_LIMITS|\b(?:buffers?|allocations?|tensors?|weights?)\b(?: buffer)?(?: size)?[^.;]{0,40}?"
+                          r"(?:below|under|above|over|larger than|bigger than|more than|exceeds?|>)\s?~?\s?(?:4\s?GB|4\s?GiB|4[0-2]\d\d\s?MiB|4096\s?MB)\b")
+_INTEL_GPU = r"\b(?:intel|arc|sycl|xpu|level[ _]zero|oneapi|iris|battlemage|lunar lake)\b"
 
 
 def smaller_card_works(note: str) -> str | None:
@@ -2444,6 +2470,11 @@ def read_signals(context: TriageContext) -> Signals:
     signals.measured_weights = _stated_size(measured)
     if signals.measured_weights:
         signals.evidence["measured_weights"] = measured.group(0)
+    elif (quants := [(float(match.group(1)), match) for match in re.finditer(_QUANT_FILE_SIZE, note[:20000], re.IGNORECASE)]):
+        # several quantizations tried, all failing: the smallest is what did not fit
+        size, match = min(quants, key=lambda item: item[0])
+        signals.measured_weights = int(size * (2**30 if match.group(2).lower() == "gib" else 10**9))
+        signals.evidence["measured_weights"] = match.group(0)
     else:
         stated = _search(_STATED_WEIGHTS, note)
         if stated:
@@ -2618,6 +2649,24 @@ def read_signals(context: TriageContext) -> Signals:
         # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
+    works = _search(_OTHER_BACKEND_WORKS, note)
+    failing_backend = context.error.backend if context.error else None
+    if works and (next((group for group in works.groups() if group), "")).lower() not in ("cpu", failing_backend or "") \
+            and not _search(r"\b(?:only|just) (?:with|on|using) (?:the )?" + _BACKEND_NAMES + r" backend\b[^.;]{0,30}\bfails?\b", note):
+        signals.other_backend_works = True
+        signals.evidence["other_backend_works"] = works.group(0)
+    cap = _search(_SINGLE_ALLOCATION_CAP, note) or _search(_SINGLE_ALLOCATION_CAP, message)
+    if cap and (_search(_INTEL_GPU, f"{note}\n{message}") or (context.error and context.error.backend == "xpu")):
+        signals.single_allocation_cap = True
+        signals.evidence["single_allocation_cap"] = cap.group(0)
+    free = _search(r"\bwith (?:about |around |~ ?|still )?(\d+(?:\.\d+)?) ?(GB|GiB|G) (?:still )?free\b", note)
+    if free and not signals.free_at_failure:
+        amount = float(free.group(1)) * (2**30 if free.group(2).lower() == "gib" else 10**9)
+        known = signals.note_gpu_capacity
+        if amount >= 4 * 10**9 and (not known or amount >= 0.25 * known):
+            # "fails at MUL_MAT with 27GB free": a large share of the card was free when it failed
+            signals.free_at_failure = True
+            signals.evidence["free_at_failure"] = free.group(0)
     said = smaller_card_works(note)
     if said:
         signals.smaller_card_works = True

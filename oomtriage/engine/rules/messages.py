@@ -341,6 +341,25 @@ def smaller_card_works(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def another_backend_works(data: RuleInput) -> Iterator[Vote]:
+    """The same setup runs with another accelerator backend on the same machine (Vulkan where SYCL fails):
+    the card holds the workload, the failing backend's allocator or kernels do not."""
+    signals = data.signals
+    if signals.other_backend_works:
+        said = signals.evidence["other_backend_works"]
+        yield Vote("framework_bug", 0.55, f'The same setup runs with another backend ("{said}"): the card holds the workload; '
+                   "the failing backend's allocator or kernels are short. Use the backend that works, update, or report it.")
+        for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
+            yield Vote(cause, -0.3, "Another backend fits the same workload on the same card.")
+    if signals.single_allocation_cap:
+        said = signals.evidence["single_allocation_cap"]
+        yield Vote("framework_bug", 0.6, f'An Intel GPU refusing one large buffer ("{said}"): its runtime caps a single allocation '
+                   "at 4 GB unless relaxed (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 under SYCL, a PyTorch XPU build that lifts it), "
+                   "however much of the card is free.")
+        yield Vote("model_too_large", -0.3, "The card's total is not what refuses one buffer over 4 GB.")
+
+
+@rule
 def placement_not_honoured(data: RuleInput) -> Iterator[Vote]:
     """A split or cap the library was given and did not apply, or an automatic split that fails where a
     manual one loads: the library planned the memory wrong. Set the placement by hand, update, report it."""
