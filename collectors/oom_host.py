@@ -68,13 +68,14 @@ def parse_memory_error(match: re.Match[str], window: Window) -> Fields:
 # per-device allocators (runtime/ops_amd.py raising "Cannot allocate N bytes: no memory is available"
 # on an MI300X), PyCUDA's driver, CuPy's pool. The frame that raised says whose memory ran out,
 # whatever the exception is called.
-_DEVICE_RUNTIME_FRAMES = (
-    (re.compile(r"tinygrad/runtime/ops_(?:amd|hip)\.py$"), "hip"),
-    (re.compile(r"tinygrad/runtime/ops_(?:nv|cuda)\.py$"), "cuda"),
-    (re.compile(r"tinygrad/runtime/ops_metal\.py$"), "mps"),
-    (re.compile(r"tinygrad/runtime/ops_(?:gpu|cl|qcom)\.py$"), "opencl"),
-    (re.compile(r"tinygrad/runtime/ops_webgpu\.py$"), "webgpu"),
-    (re.compile(r"(?:^|/)(?:pycuda|cupy/cuda)/[^/]+\.py$"), "cuda"),
+_DEVICE_RUNTIME_FRAMES = (  # (the raising frame's path, whose memory it is, the library)
+    (re.compile(r"tinygrad/runtime/ops_(?:amd|hip)\.py$"), "hip", "tinygrad"),
+    (re.compile(r"tinygrad/runtime/ops_(?:nv|cuda)\.py$"), "cuda", "tinygrad"),
+    (re.compile(r"tinygrad/runtime/ops_metal\.py$"), "mps", "tinygrad"),
+    (re.compile(r"tinygrad/runtime/ops_(?:gpu|cl|qcom)\.py$"), "opencl", "tinygrad"),
+    (re.compile(r"tinygrad/runtime/ops_webgpu\.py$"), "webgpu", "tinygrad"),
+    (re.compile(r"(?:^|/)pycuda/[^/]+\.py$"), "cuda", "pycuda"),
+    (re.compile(r"(?:^|/)cupy/cuda/[^/]+\.py$"), "cuda", "cupy"),
 )
 
 
@@ -84,9 +85,8 @@ def device_behind_memory_error(error: OomError, stack: StackTrace | None) -> Oom
         return error
     for frame in reversed(stack.frames[-4:]):  # the innermost frames: the allocator that refused
         path = frame.filename.replace("\\", "/")
-        for pattern, backend in _DEVICE_RUNTIME_FRAMES:
+        for pattern, backend, library in _DEVICE_RUNTIME_FRAMES:
             if pattern.search(path):
-                library = "tinygrad" if "tinygrad/" in path else path.rsplit("/", 2)[-2]
                 return error.model_copy(update={"backend": backend, "library": library, "framework": "other",
                                                 "operation": f"device allocation in {path.rsplit('/', 1)[-1]}"})
     return error

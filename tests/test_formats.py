@@ -504,3 +504,11 @@ def test_frameworks_whose_wording_overlaps_pytorchs_are_told_apart(text, fmt, li
     assert (error.format, error.library, error.backend, error.framework, error.requested_bytes) == (fmt, library, backend, "other", requested)
     # PyTorch's own sentence is still PyTorch's
     assert analyze_inputs([], text="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.20 GiB.").error.framework == "pytorch"
+
+
+def test_a_memory_error_in_cupys_pool_names_cupy():
+    text = ('Traceback (most recent call last):\n  File "/home/u/run.py", line 5, in <module>\n    x = cp.zeros((10**6, 10**5))\n'
+            '  File "/usr/lib/python3/site-packages/cupy/cuda/memory.py", line 1400, in malloc\n    raise MemoryError(msg)\n'
+            'MemoryError: Cannot allocate 800000000000 bytes\n')
+    error = analyze_inputs([], text=text).error
+    assert (error.backend, error.library) == ("cuda", "cupy")

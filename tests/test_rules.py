@@ -5633,3 +5633,10 @@ def test_another_backend_said_without_the_word_backend(note):
 def test_a_note_that_a_model_wont_load_on_a_card_of_a_size_is_a_suspected_oom():
     report = analyze_inputs([], text="", note="Any GGUF whose SYCL0 buffer is over 4 GB won't load on my 16 GB Arc card")
     assert report.suspected and report.causes[0].id == "framework_bug"
+
+
+@pytest.mark.parametrize("variable", ["PYTORCH_NPU_ALLOC_CONF", "PYTORCH_MUSA_ALLOC_CONF", "PYTORCH_XPU_ALLOC_CONF"])
+def test_every_backends_allocator_variable_is_an_allocator_setting(variable):
+    signals = read_signals(build_context(text="RuntimeError: NPU out of memory.", note=f"I set {variable}=expandable_segments:True and it still fails"))
+    assert signals.allocator_setting
+    assert read_signals(build_context(text="RuntimeError: NPU out of memory.", note=f"{variable} is silently ignored")).setting_ignored

@@ -10,6 +10,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from oomtriage.fixkinds.backends import ALLOC_CONF_VARIABLE
 from oomtriage.gpus import capacity_of_gpu, find_gpu_name
 from oomtriage.models import Frame, Phase, TriageContext
 from oomtriage.sizes import SIZE_PATTERN, parse_size
@@ -326,7 +327,7 @@ _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|cre
                  r"(?:model|network|net|backbone|base|layers?|modules?)\b[^.;]{0,20}?\b(?:is|was|are|were|gets|got) (?:still )?(?:being )?(?:built|constructed|created|initiali[sz]ed|instantiated)\b|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 # The allocator's own settings against fragmentation, and whether the note says they helped.
-_ALLOCATOR_SETTING = (r"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF|"
+_ALLOCATOR_SETTING = (rf"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|{ALLOC_CONF_VARIABLE}|"
                       r"TF_GPU_ALLOCATOR\W{0,3}cuda_malloc_async|XLA_PYTHON_CLIENT_ALLOCATOR\W{0,3}platform|empty_cache\(\)")
 _HELPED = r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|avoids?|avoided|works?|worked|goes away|went away|go away|disappear\w*|vanish\w*)\b"
 _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |was |stays |grows )?(?:much |far |a lot )?(?:larger|bigger|higher|more) "
@@ -1994,7 +1995,7 @@ _SIZE_WORDS = re.compile(r"\b(?:input_ids|tokens?|length|len|seq\w*|dimension|di
                          r"samples?|frames|points|rows)\b|\d\s?,\s?\d{1,2}\b|\d\s?x\s?\d", re.IGNORECASE)
 _FAILS = re.compile(r"\b(?:fails?|failed|failing|crash\w*|errors?|ooms?|out of memory|reproduces?|reproduced|breaks?|dies|died|throws)\b", re.IGNORECASE)
 # what the run at the other size did: the note's words for a run that went through, or the failure denied
-_SIZE_WORKS = re.compile(rf"\b(?:{_WORKS}|fine|passes|passed|does not|doesn't|did not|didn't|no (?:error|crash|oom)s?)\b", re.IGNORECASE)
+_SIZE_WORKS = re.compile(rf"\b(?:{_WORKS}|fine|passes|passed|does not|doesn't|did not|didn't|no (?:error|crash|oom)s?|(?:get|gets|got) (?:a |the )?results?)\b", re.IGNORECASE)
 # a number that measures the workload: not a size in bytes, a count of GPUs, a duration or a version
 # ("800k items" is 800 thousand; "16G" and "512MB" are sizes in bytes, not counts)
 _WORKLOAD_NUMBER = re.compile(r"(?<![\d.,v])(\d{1,6})(?:\s?,\s?(\d{1,2}))?(k\b)?(?![\d.]|,\d{3}|\s?(?:[KMGT]i?B|[MGT]\b|%|gpus?|cards?|"
@@ -2006,25 +2007,29 @@ def _clause_sizes(clause: str) -> list[int]:
     return [int(match.group(2) or match.group(1)) * (1000 if match.group(3) else 1) for match in _WORKLOAD_NUMBER.finditer(clause)]
 
 
+def _works_then_fails(parts: list[str]):
+    """(working, failing) for each pair of neighbouring parts where one says a run went through and
+    the other that it failed (in either order)."""
+    for first, second in zip(parts, parts[1:]):
+        for working, failing in ((first, second), (second, first)):
+            if _SIZE_WORKS.search(working) and _FAILS.search(failing) and not _SIZE_WORKS.search(failing):
+                yield working, failing
+
+
 def smaller_fails_larger_works(note: str) -> str | None:
     """The clause that names a failing size smaller than one that works, if the note has one."""
     if not note or not _SIZE_WORDS.search(note):
         return None
     clauses = [clause for clause in _CLAUSE_SPLIT.split(note[:4000]) if clause and clause.strip()]
-    for first, second in zip(clauses, clauses[1:]):
-        for failing, working in ((first, second), (second, first)):
-            fails = _FAILS.search(failing) and not _SIZE_WORKS.search(failing)
-            works = _SIZE_WORKS.search(working)
-            if not (fails and works):
-                continue
-            # "it trains at batch 32; wrapped with accumulation even batch 8 fails": the setup changed
-            # between the two runs, so the sizes are not all that differs
-            if _search(r"\beven\b", failing) or _search(r"\b(?:original|wrapped|added|adding|enabled|enabling|switched|instead|another|different)\b", failing + " " + working):
-                continue
-            # ("works with the full 800k and with 150k, but 300k crashes": some working size is larger)
-            failing_sizes, working_sizes = _clause_sizes(failing), _clause_sizes(working)
-            if failing_sizes and working_sizes and 0 < min(failing_sizes) < max(working_sizes):
-                return f"{failing.strip()}; {working.strip()}"[:160]
+    for working, failing in _works_then_fails(clauses):
+        # "it trains at batch 32; wrapped with accumulation even batch 8 fails": the setup changed
+        # between the two runs, so the sizes are not all that differs
+        if _search(r"\beven\b", failing) or _search(r"\b(?:original|wrapped|added|adding|enabled|enabling|switched|instead|another|different)\b", failing + " " + working):
+            continue
+        # ("works with the full 800k and with 150k, but 300k crashes": some working size is larger)
+        failing_sizes, working_sizes = _clause_sizes(failing), _clause_sizes(working)
+        if failing_sizes and working_sizes and 0 < min(failing_sizes) < max(working_sizes):
+            return f"{failing.strip()}; {working.strip()}"[:160]
     return None
 
 
@@ -2052,19 +2057,14 @@ def smaller_card_works(note: str) -> str | None:
     # (cheap checks first: most notes name no card, or only one)
     if not note or not _FAILS.search(note) or len(set(re.findall(r"\d{3,4}", note))) < 2 or not find_gpu_name(note, bare=True):
         return None
+    # (a sentence keeps "slow but I get a result" with its card; a clause splits "works on X but fails on Y")
     sentences = [part for part in _SENTENCE_END.split(note[:4000]) if part and part.strip()]
     clauses = [clause for clause in _CLAUSE_SPLIT.split(note[:4000]) if clause and clause.strip()]
-    pairs = list(zip(sentences, sentences[1:])) + list(zip(clauses, clauses[1:]))
-    for first, second in pairs:
-        for working, failing in ((first, second), (second, first)):
-            if not (_SIZE_WORKS.search(working) or _search(r"\b(?:get|got|gets) (?:a |the )?results?\b", working)):
-                continue
-            if not _FAILS.search(failing) or _SIZE_WORKS.search(failing):
-                continue
-            small_card, large_card = find_gpu_name(working, bare=True), find_gpu_name(failing, bare=True)
-            small, large = (capacity_of_gpu(small_card) if small_card else None), (capacity_of_gpu(large_card) if large_card else None)
-            if small and large and small < large:
-                return f"{working.strip()}; {failing.strip()}"[:160]
+    for working, failing in [*_works_then_fails(sentences), *_works_then_fails(clauses)]:
+        small_card, large_card = find_gpu_name(working, bare=True), find_gpu_name(failing, bare=True)
+        small, large = (capacity_of_gpu(small_card) if small_card else None), (capacity_of_gpu(large_card) if large_card else None)
+        if small and large and small < large:
+            return f"{working.strip()}; {failing.strip()}"[:160]
     return None
 
 
@@ -2260,10 +2260,10 @@ _PLACEMENT_NOT_HONOURED = (rf"\b(?:does ?n[o']t|did ?n[o']t|does not|did not|won
                            r"(?<![a-z])(?:auto[_ -]?(?:split|splitting|placement)|(?:split|splitting)[_ -]auto)\b[^.;]{0,80}?\b(?:must|have to|need to|had to)\b[^.;]{0,30}?\bmanual\w*|"
                            r"(?<![a-z])auto[_ -]?(?:split|splitting)\b[^.;]{0,40}?\b(?:ooms?|fails?|crash\w*|runs? out)\b[^.;]{0,60}?\bmanual\w* (?:split|splitting)?\b[^.;]{0,20}?\b(?:works?|loads?|fits?)\b")
 _SETTING_IGNORED = (r"\b(?:reports?|shows?|says?|lists?|prints?) (?:the )?(?:expandable[_ ]segments|max_split_size_mb) (?:as |is |=\s?)?(?:false|off|disabled)\b|"
-                    r"\b(?:expandable[_ ]segments|max_split_size_mb|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|stays|shows?|reads?|reported as) "
+                    rf"\b(?:expandable[_ ]segments|max_split_size_mb|{ALLOC_CONF_VARIABLE})\b[^.;]{{0,30}}?\b(?:is|was|stays|shows?|reads?|reported as) "
                     r"(?:still )?(?:false|off|disabled|not (?:enabled|applied|set|honou?red|picked up))\b|"
-                    r"\bignor\w* (?:the )?(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF|allocator (?:setting|config\w*))|"
-                    r"\b(?:expandable[_ ]segments|PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF)\b[^.;]{0,30}?\b(?:is|was|gets?|got) (?:silently )?ignored\b|"
+                    rf"\bignor\w* (?:the )?(?:expandable[_ ]segments|{ALLOC_CONF_VARIABLE}|allocator (?:setting|config\w*))|"
+                    rf"\b(?:expandable[_ ]segments|{ALLOC_CONF_VARIABLE})\b[^.;]{{0,30}}?\b(?:is|was|gets?|got) (?:silently )?ignored\b|"
                     r"\b(?:setting|env(?:ironment)? var\w*|flag)\b[^.;]{0,30}?\bnever (?:takes?|took) effect|\bdoes(?:n't| not) take effect\b")
 # The run fails only without the setting ("if I don't set expandable_segments I get OOM").
 _NEEDS_THE_SETTING = (r"\b(?:without (?:setting |using |enabling )?|if (?:i|we) (?:don't|do not|didn't|did not) (?:set|use|enable|add)|"
@@ -2385,6 +2385,14 @@ _MEASURED_WEIGHTS = (r"model weights take (\d+(?:\.\d+)?\s?[KMGT]i?B)|Loading (?
                      r"Model loading took (\d+(?:\.\d+)?\s?[KMGT]i?B)")
 
 
+_PERSON_UNITS = {"GIB": 2**30, "GB": 10**9, "G": 10**9, "MIB": 2**20, "MB": 10**6}
+
+
+def _said_bytes(number: str, unit: str) -> int:
+    """A size a person wrote: their "GB" is 10^9 bytes (a log's "GB" is PyTorch's GiB: `_stated_size`)."""
+    return int(float(number) * _PERSON_UNITS[unit.upper()])
+
+
 def _stated_size(match: re.Match[str] | None) -> int | None:
     """The size a log line states, from the first group that matched (None when out of range)."""
     if not match:
@@ -2465,6 +2473,7 @@ def read_signals(context: TriageContext) -> Signals:
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
+        "placement_not_honoured": (_PLACEMENT_NOT_HONOURED, note),
         "hf_trainer_eval": (_HF_TRAINER_EVAL, everything), "managed_eval": (_MANAGED_EVAL, everything), "logprobs": (_LOGPROBS, everything), "only_multi_gpu": (_ONLY_MULTI_GPU, note), "tpu": (_TPU, everything),
     }
     for name, (pattern, text) in flags.items():
@@ -2480,16 +2489,14 @@ def read_signals(context: TriageContext) -> Signals:
     signals.measured_weights = _stated_size(measured)
     if signals.measured_weights:
         signals.evidence["measured_weights"] = measured.group(0)
-    elif (quants := [(float(match.group(1)), match) for match in re.finditer(_QUANT_FILE_SIZE, note[:20000], re.IGNORECASE)]):
+    elif (quants := [(_said_bytes(match.group(1), match.group(2)), match) for match in _compiled(_QUANT_FILE_SIZE).finditer(note[:20000])]):
         # several quantizations tried, all failing: the smallest is what did not fit
-        size, match = min(quants, key=lambda item: item[0])
-        signals.measured_weights = int(size * (2**30 if match.group(2).lower() == "gib" else 10**9))
+        signals.measured_weights, match = min(quants, key=lambda item: item[0])
         signals.evidence["measured_weights"] = match.group(0)
     else:
         stated = _search(_STATED_WEIGHTS, note)
         if stated:
-            unit = {"GIB": 2**30, "GB": 10**9, "G": 10**9, "MIB": 2**20, "MB": 10**6}[stated.group(2).upper()]
-            signals.measured_weights = int(float(stated.group(1)) * unit)  # a person's "GB" is 10^9 bytes
+            signals.measured_weights = _said_bytes(stated.group(1), stated.group(2))
             signals.evidence["measured_weights"] = stated.group(0)
     # TensorFlow logs each device's memory when it creates it ("totalMemory: 10.92GiB freeMemory: ...",
     # older "Total memory: 8.00GiB", TF 2 "deviceMemorySize: 15.98GiB").
@@ -2671,20 +2678,16 @@ def read_signals(context: TriageContext) -> Signals:
         signals.evidence["single_allocation_cap"] = cap.group(0)
     free = _search(r"\bwith (?:about |around |~ ?|still )?(\d+(?:\.\d+)?) ?(GB|GiB|G) (?:still )?free\b", note)
     if free and not signals.free_at_failure:
-        amount = float(free.group(1)) * (2**30 if free.group(2).lower() == "gib" else 10**9)
+        amount = _said_bytes(free.group(1), free.group(2))
         known = signals.note_gpu_capacity
         if amount >= 4 * 10**9 and (not known or amount >= 0.25 * known):
             # "fails at MUL_MAT with 27GB free": a large share of the card was free when it failed
             signals.free_at_failure = True
             signals.evidence["free_at_failure"] = free.group(0)
-    said = smaller_card_works(note)
-    if said:
-        signals.smaller_card_works = True
-        signals.evidence["smaller_card_works"] = said
-    said = smaller_fails_larger_works(note)
-    if said:
-        signals.smaller_fails_larger_works = True
-        signals.evidence["smaller_fails_larger_works"] = said
+    for name, reader in (("smaller_card_works", smaller_card_works), ("smaller_fails_larger_works", smaller_fails_larger_works)):
+        if said := reader(note):
+            setattr(signals, name, True)
+            signals.evidence[name] = said
     if signals.upgrade_regression and re.match(r"(?:after|since|when) ", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE):
         at = note.lower().find(signals.evidence["upgrade_regression"].lower())
         if at >= 0 and _search(r"\b(?:improv\w*|got better|better|helped|fixed|solved|resolved|went away|disappeared)\s*$", note[max(0, at - 30):at]):
@@ -2737,10 +2740,6 @@ def read_signals(context: TriageContext) -> Signals:
     if wanted:
         signals.low_precision = False  # the half precision named is the one asked for, not the one in use
         signals.evidence.pop("low_precision", None)
-    placement = _search(_PLACEMENT_NOT_HONOURED, note)
-    if placement:
-        signals.placement_not_honoured = True
-        signals.evidence["placement_not_honoured"] = placement.group(0)
     if signals.allocator_setting:
         signals.allocator_setting_helped = _setting_helped(note)
         signals.expandable_segments_on = bool(_search(r"expandable[_ ]segments(?! ?[:=] ?(?:false|0|off))", note))

@@ -11,6 +11,7 @@ allocator settings variable (its one knob is a high-watermark ratio, not a cure 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -43,15 +44,15 @@ SHELL_COMMANDS = frozenset({"export", "pip", "docker"} | {spelling.process_list.
                                                           for spelling in (CUDA, *SPELLINGS.values())})
 # A message that names its own settings variable ("try setting PYTORCH_HIP_ALLOC_CONF=...") knows
 # which one this build reads: some ROCm releases print CUDA's name, others HIP's.
-_NAMED_ALLOC_CONF = re.compile(r"\bPYTORCH_(?:[A-Z]+_)?ALLOC_CONF\b")
+ALLOC_CONF_VARIABLE = r"PYTORCH_(?:[A-Z]+_)?ALLOC_CONF"  # every backend's name for the caching allocator's settings
+_NAMED_ALLOC_CONF = re.compile(rf"\b{ALLOC_CONF_VARIABLE}\b")
 
 
 def spelling_for(backend: str | None, raw_message: str | None = None) -> Spelling:
     spelling = SPELLINGS.get(backend or "", CUDA)
     named = _NAMED_ALLOC_CONF.search(raw_message or "")
     if named and spelling.alloc_conf is not None and named.group(0) != spelling.alloc_conf:
-        spelling = Spelling(named.group(0), spelling.module, spelling.device, spelling.monitor,
-                            spelling.process_list, spelling.visible_devices)
+        spelling = dataclasses.replace(spelling, alloc_conf=named.group(0))
     return spelling
 
 

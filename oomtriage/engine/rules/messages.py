@@ -325,66 +325,38 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
                "GPU or cap each process's memory.")
 
 
-@rule
-def smaller_card_works(data: RuleInput) -> Iterator[Vote]:
-    """The same input runs on a card with less memory than the one where it fails: the failing card's
-    memory is not what is short. What differs is the build and driver for that card (a framework built
-    without its architecture, an old CUDA), or a tool that words every error there as too big."""
-    signals = data.signals
-    if not signals.smaller_card_works:
-        return
-    said = signals.evidence["smaller_card_works"]
-    yield Vote("framework_bug", 0.6, f'The same input runs on a card with less memory ("{said}"): the larger card fails for '
-               "another reason; install a framework build for that card's architecture and driver, and read the error under the tool's message.")
-    for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
-        yield Vote(cause, -0.4, "A smaller card holds the same workload.")
+# The workload is shown to fit where the run fails, so what failed is not the card's memory running out
+# by volume but the software's path through it. Each row: the signal, the framework_bug vote and its
+# reading, and the volume causes it counts against. One rule reads them all.
+_FITS_ELSEWHERE: tuple[tuple[str, float, str, tuple[str, ...], float, str], ...] = (
+    ("smaller_card_works", 0.6, "The same input runs on a card with less memory ({said}): the larger card fails for another "
+     "reason; install a framework build for that card's architecture and driver, and read the error under the tool's message.",
+     ("batch_too_large", "input_size_too_large", "model_too_large"), -0.4, "A smaller card holds the same workload."),
+    ("other_backend_works", 0.55, "The same setup runs with another backend ({said}): the card holds the workload; the failing "
+     "backend's allocator or kernels are short. Use the backend that works, update, or report it.",
+     ("batch_too_large", "input_size_too_large", "model_too_large"), -0.3, "Another backend fits the same workload on the same card."),
+    ("single_allocation_cap", 0.6, "An Intel GPU refusing one large buffer ({said}): its runtime caps a single allocation at 4 GB "
+     "unless relaxed (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 under SYCL, a PyTorch XPU build that lifts it), however much of "
+     "the card is free.", ("model_too_large",), -0.3, "The card's total is not what refuses one buffer over 4 GB."),
+    ("placement_not_honoured", 0.55, "The library does not apply the placement it was given, or its automatic one fails ({said}): "
+     "its memory planning, not the workload, is short; set the split by hand, update it, or report it.",
+     ("batch_too_large",), -0.3, "What fails is where the library puts the memory, not how much one batch needs."),
+    ("smaller_fails_larger_works", 0.6, "A smaller size fails where a larger one works ({said}): not memory running out by volume "
+     "but one shape hitting a broken kernel or allocator path; report it with that shape, and pad to a size that works meanwhile.",
+     ("batch_too_large", "input_size_too_large"), -0.5, "A larger size of the same input fits, so the size itself is not what runs out."),
+)
 
 
 @rule
-def another_backend_works(data: RuleInput) -> Iterator[Vote]:
-    """The same setup runs with another accelerator backend on the same machine (Vulkan where SYCL fails):
-    the card holds the workload, the failing backend's allocator or kernels do not."""
+def workload_fits_elsewhere(data: RuleInput) -> Iterator[Vote]:
+    """A smaller card, another backend, a larger size or a manual split holds the workload, or one
+    buffer is refused by a per-allocation cap: the failing path, not the memory's volume, is short."""
     signals = data.signals
-    if signals.other_backend_works:
-        said = signals.evidence["other_backend_works"]
-        yield Vote("framework_bug", 0.55, f'The same setup runs with another backend ("{said}"): the card holds the workload; '
-                   "the failing backend's allocator or kernels are short. Use the backend that works, update, or report it.")
-        for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
-            yield Vote(cause, -0.3, "Another backend fits the same workload on the same card.")
-    if signals.single_allocation_cap:
-        said = signals.evidence["single_allocation_cap"]
-        yield Vote("framework_bug", 0.6, f'An Intel GPU refusing one large buffer ("{said}"): its runtime caps a single allocation '
-                   "at 4 GB unless relaxed (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 under SYCL, a PyTorch XPU build that lifts it), "
-                   "however much of the card is free.")
-        yield Vote("model_too_large", -0.3, "The card's total is not what refuses one buffer over 4 GB.")
-
-
-@rule
-def placement_not_honoured(data: RuleInput) -> Iterator[Vote]:
-    """A split or cap the library was given and did not apply, or an automatic split that fails where a
-    manual one loads: the library planned the memory wrong. Set the placement by hand, update, report it."""
-    signals = data.signals
-    if not signals.placement_not_honoured:
-        return
-    said = signals.evidence["placement_not_honoured"]
-    yield Vote("framework_bug", 0.55, f'The library does not apply the placement it was given, or its automatic one fails ("{said}"): '
-               "its memory planning, not the workload, is short; set the split by hand, update it, or report it.")
-    yield Vote("batch_too_large", -0.3, "What fails is where the library puts the memory, not how much one batch needs.")
-
-
-@rule
-def smaller_size_fails_where_a_larger_works(data: RuleInput) -> Iterator[Vote]:
-    """Memory that runs out by volume fails at the larger size first. A size that fails where a larger
-    one of the same kind works is one shape taking a broken path (a kernel, a tiling, an allocator
-    bucket): report it with that shape, and step around it (pad to the size that works) meanwhile."""
-    signals = data.signals
-    if not signals.smaller_fails_larger_works:
-        return
-    said = signals.evidence["smaller_fails_larger_works"]
-    yield Vote("framework_bug", 0.6, f'A smaller size fails where a larger one works ("{said}"): not memory running out by '
-               "volume but one shape hitting a broken kernel or allocator path; report it with that shape, and pad to a size that works meanwhile.")
-    for cause in ("batch_too_large", "input_size_too_large"):
-        yield Vote(cause, -0.5, "A larger size of the same input fits, so the size itself is not what runs out.")
+    for name, weight, reading, against, penalty, why in _FITS_ELSEWHERE:
+        if getattr(signals, name):
+            yield Vote("framework_bug", weight, reading.format(said=f'"{signals.evidence[name]}"'))
+            for cause in against:
+                yield Vote(cause, penalty, why)
 
 
 @rule
