@@ -5640,3 +5640,69 @@ def test_every_backends_allocator_variable_is_an_allocator_setting(variable):
     signals = read_signals(build_context(text="RuntimeError: NPU out of memory.", note=f"I set {variable}=expandable_segments:True and it still fails"))
     assert signals.allocator_setting
     assert read_signals(build_context(text="RuntimeError: NPU out of memory.", note=f"{variable} is silently ignored")).setting_ignored
+
+
+@pytest.mark.parametrize("note", [
+    "I already run the upscaler with --tile 400 and it still runs out of memory on a 12 GB card",
+    "Tiled mode is on (tile_size=768) but the super-resolution script still dies with OOM",
+    "even using the tile strategy the sampler fails with CUDA out of memory on my 16G card",
+    "I enabled vae tiling and the decode still OOMs",
+])
+def test_a_run_already_in_tiles_that_still_fails_has_a_tile_too_large(note):
+    assert read_signals(build_context(text="", note=note)).tiling_in_use, note
+    assert ids(sentence(), note)[0] == "input_size_too_large", note
+
+
+@pytest.mark.parametrize("note", [
+    "with --tile 0 the whole photo goes in at once and it runs out of memory",  # 0 is no tiling
+    "it crashes with OOM whatever --tile size I give it",  # a tile that changes nothing
+])
+def test_no_tiling_or_a_tile_that_changes_nothing_is_not_a_tile_too_large(note):
+    assert "The run already works in tiles" not in " ".join(e for c in ranked(sentence(), note) for e in c.evidence), note
+
+
+@pytest.mark.parametrize("note", [
+    "It fails when the photo is a 4K image; smaller ones are fine",
+    "out of memory whenever the resolution of the frames is around 2k",
+    "Upscaling 8k renders runs out of GPU memory",
+])
+def test_a_resolution_written_in_k_is_a_large_input(note):
+    assert read_signals(build_context(text="", note=note)).long_input, note
+
+
+@pytest.mark.parametrize("note", [
+    "the 4k context model runs out of memory",
+    "after 2k steps training stops with OOM",
+])
+def test_k_for_tokens_or_steps_is_no_resolution(note):
+    assert not read_signals(build_context(text="", note=note)).long_input, note
+
+
+@pytest.mark.parametrize("note", [
+    "Training runs at about 15 GB, but it runs out of memory the moment the trainer saves the checkpoint",
+    "every step fits; model.save_pretrained() is where the OOM happens",
+    "the OOM occurs while saving the model at the end of the epoch",
+])
+def test_a_single_gpu_run_that_fails_only_when_saving_is_the_save_path(note):
+    assert ids(sentence(), note)[0] == "framework_bug", note
+
+
+def test_a_sharded_run_that_fails_when_saving_is_the_gather_not_a_library_bug():
+    note = "With FSDP on 8 GPUs training fits, but it runs out of memory when saving the model"
+    assert ids(sentence(), note)[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note", [
+    "GPU 0 runs out of memory while the other GPUs are not full",
+    "rank 0 dies with OOM though the remaining 7 cards still have plenty of free memory",
+])
+def test_the_first_gpu_failing_while_the_others_have_room(note):
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.rank0_heavy, note
+
+
+def test_the_phase_left_unsaid_is_not_called_a_smaller_batch_that_did_not_help():
+    note = "What are the GPU memory requirements of this model? I have a 12 GB card."
+    evidence = evidence_of(sentence(req="132.00 MiB", total="11.93 GiB", free="100.00 MiB", alloc="11.00 GiB", unalloc="300.00 MiB"),
+                           note, "model_too_large")
+    assert "A smaller batch did not help" not in evidence and "The phase is unsaid" in evidence

@@ -14,6 +14,7 @@ from .facts import compute_numbers
 from .fixes import fixes_for
 from .rules import AUTOGRAD_CAUSES, RuleInput, Vote, all_rules
 from .signals import MEMORY_EXCEEDED, read_signals
+from .note_language import english_reading
 
 MAX_CAUSES = 6
 MIN_CAUSES = 3
@@ -76,7 +77,7 @@ def suspect_an_oom(context: TriageContext) -> bool:
     if stack and stack.exception_line and not _MEMORY_EXCEPTION.search(stack.exception_line):
         return False
     cut_traceback = bool(stack and stack.frames and not stack.exception_line)
-    return cut_traceback or bool(_NOTE_SAYS_IT_DIED.search(context.note or ""))
+    return cut_traceback or bool(_NOTE_SAYS_IT_DIED.search(english_reading(context.note or "")))
 
 
 def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str]]]:

@@ -14,6 +14,7 @@ from oomtriage.fixkinds.backends import ALLOC_CONF_VARIABLE
 from oomtriage.gpus import capacity_of_gpu, find_gpu_name
 from oomtriage.models import Frame, Phase, TriageContext
 from oomtriage.sizes import SIZE_PATTERN, parse_size
+from .note_language import english_reading
 
 # --- phases named by code: function names and source lines of the frames -----------------------
 _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
@@ -622,6 +623,9 @@ _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}
                 r"(?:only|just) (?:\w+ ){1,2}(?:on|in|by) (?:the )?(?:first gpu|gpu ?0|rank ?0|device ?0|cuda:0)\b|"
                 r"(?:every|each|all)(?: the)? (?:\w+ )?(?:ranks?|process(?:es)?|workers?)\b[^.;]{0,50}(?:cuda:0|gpu ?0|the same gpu|the first gpu|one gpu)|"
                 r"\b(?:unbalanced|imbalanced|imbalance|uneven\w*|unequal\w*)\b|other gpus? (?:\w+ ){0,4}(?:less|only|barely|half|far below)|"
+                # "GPU 0 runs out while the other GPUs are not full", "... the rest still have free memory"
+                r"\b(?:the )?(?:other|remaining|rest of the) (?:\d+ |seven |three )?(?:gpus|cards|devices)\b[^.;]{0,30}?\b(?:are not|aren't|were not|weren't|never|not|nowhere near) (?:\w+ )?(?:full|filled)\b|"
+                r"\b(?:the )?(?:other|remaining|rest of the) (?:\d+ )?(?:gpus|cards|devices)\b[^.;]{0,30}?\b(?:have|had|still have|with) (?:plenty of |lots of |a lot of |enough )?(?:free|spare|unused) (?:memory|room|vram|space)\b|"
                 # "GPU 1 stays empty", "the second card sits idle"
                 r"\b(?:gpu ?#?[1-9]|cuda:[1-9]|the other (?:gpus?|cards?)|the second (?:gpu|card))\b[^.;]{0,12}?\b(?:stays?|is|remains?|are|sits?|looks?) (?:almost |nearly |completely )?(?:empty|idle|unused)\b")
 # The job's other ranks showing up on the first GPU (a process of each, or memory "from each of the
@@ -708,6 +712,9 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               # a resolution written in thousands of pixels across: "4K video", "a resolution around 2k"
+               r"\b[2-8] ?k (?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?|inputs?|scans?)\b|"
+               r"\b(?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?)\b[^.;,]{0,30}?\b(?:is|are|of|at|around|about|near|up to) (?:about |around |roughly |nearly |over )?[2-8] ?k\b(?! ?(?:tokens?|steps?|iterations?|samples?|rows?|words?|context))|"
                # an image size written as a tuple of 1600 px and up: "my own data is (2048, 1080)"
                r"\b(?:images?|img|inputs?|pictures?|photos?|frames?|data|resolution|size)\b[^.;()]{0,40}\((?:1[6-9]\d\d|[2-9]\d{3}|\d{5}), ?\d{3,5}\)|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
@@ -1052,6 +1059,12 @@ _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopp
                 r" (?:each |every |the |an? |my |our |large |big )*(?:\w+ )?(?:images?|pictures?|photos?|scenes?|frames?|volumes?|slides?|rasters?|inputs?|documents?)"
                 r"(?: up)? into (?:\w+ ){0,2}(?:tiles|sub-?windows|patches|crops|chunks|windows|sub-?images|pieces)\b|"
                 r"\bsliding[- ]window (?:inference|prediction|evaluation)\b")
+# The run already works in tiles, one at a time: a tile option set above 0 ("--tile 512": 0 means
+# the whole image at once), a tile size, a tiled VAE or upscaler, a "tile command" or "tile strategy".
+_TILING_IN_USE = (r"\btil(?:e|ed|ing) (?:command|strategy|mode|option|script|setting)s?\b|(?<![\w-])--?tile(?:[_-]?size)?(?:\s?=\s?|\s)[1-9]\d*\b|"
+                  r"\btile[_ ]?(?:size|width|height)\b\s?(?:=|:|of|to|is)?\s?[1-9]\d*\b|\benable_(?:vae_)?tiling\b|"
+                  r"\b(?:with|using|use|used|enabled?|enabling|turn(?:ed)? on|tried) (?:the |a )?(?:vae |decoder )?til(?:ing|ed (?:vae|decod\w*|mode|processing|inference))\b|"
+                  r"\btiled (?:vae|decod\w*|diffusion|upscal\w*|inference|processing|mode)\b")
 # The evaluation fails on its first batch: "when the validation process starts", "upon the start
 # of validation", "the first eval batch already fails".
 _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:the )?(?:very )?(?:start|beginning|first (?:batch|step|iteration)) of (?:the |each |every )?(?:first )?"
@@ -1347,6 +1360,7 @@ class Signals:
     works_alone: bool = False
     several_processes_one_gpu: bool = False
     tiled_input: bool = False
+    tiling_in_use: bool = False  # the run already processes its input one tile at a time
     outputs_per_prompt: bool = False
     freed_at_epoch_end: bool = False
     eval_fails_at_start: bool = False
@@ -2437,7 +2451,7 @@ def _mark(signals: Signals, name: str, match: re.Match[str] | None) -> bool:
 
 
 def read_signals(context: TriageContext) -> Signals:
-    note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], context.note or "")
+    note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], english_reading(context.note or ""))
     frames = frame_text(context)
     message = context.error.raw_message if context.error else ""
     everything = "\n".join([note, frames, message])
@@ -2469,7 +2483,7 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

@@ -663,6 +663,24 @@ def generation(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def saving_allocates_on_the_gpu(data: RuleInput) -> Iterator[Vote]:
+    """Writing a checkpoint only reads the weights (torch.save copies each tensor to the host): a
+    save that runs out of GPU memory after the steps themselves fit is the save path making copies on
+    the device (dequantizing 8-bit or 4-bit weights, making tensors contiguous, merging adapters), a
+    library's behaviour fixed by a version change or by moving the state to the CPU first. Sharded
+    runs gather the full state instead (rule gathered_for_saving); a merge to full weights is its
+    own rule."""
+    signals = data.signals
+    if not signals.saving or signals.fsdp or signals.zero_stage == 3 or signals.merge_to_full_weights:
+        return
+    if signals.phase in ("evaluation", "generation", "loading"):
+        return
+    yield Vote("framework_bug", 0.45, f'It failed while saving ("{signals.evidence["saving"]}"): a checkpoint only reads '
+               "the weights, so a save that allocates on the GPU is the save path copying them there; move the state "
+               "to the CPU before saving, or change the library's version (8-bit and adapter save paths have regressed).")
+
+
+@rule
 def optimizer_setup(data: RuleInput) -> Iterator[Vote]:
     if data.signals.phase == "optimizer_setup":
         yield Vote("optimizer_state", 0.75, f"It failed while the optimizer was being set up ({data.signals.phase_source}), "

@@ -82,6 +82,13 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
             yield Vote("distributed_replication", 0.7, f"With {what} each GPU keeps {format_size(int(replicated))} of model "
                        f"states; full sharding (ZeRO-3/FSDP) would need {format_size(int(sharded))}.")
             yield Vote("optimizer_state", 0.5, f"Optimizer states are 12 of the 16 bytes per parameter ({format_size(int(12 * params))} in all).")
+        elif replicated > 0.6 * capacity and replicated - sharded > 0.25 * capacity:
+            # The states fit, but leave each GPU too little for a step's activations: what sharding
+            # would give back is more than any batch or length cut could.
+            what = f"ZeRO-{stage}" if stage else "data parallelism without sharding"
+            yield Vote("distributed_replication", 0.5, f"With {what} the model states alone take {format_size(int(replicated))} of "
+                       f"each GPU's {format_size(capacity)} ({replicated / capacity:.0%}) before any activation; full sharding "
+                       f"(ZeRO-3/FSDP) would need {format_size(int(sharded))}.")
         return
     if full > capacity:
         # The taxonomy's line between the two: the weights and their gradients alone (fp32: 8 B per
@@ -206,7 +213,8 @@ def training_with_no_smaller_batch_left(data: RuleInput) -> Iterator[Vote]:
         why = f'the note asks what memory the code needs ("{signals.evidence["memory_requirement_asked"]}")'
     # each independent reason adds; a card of 2.5 GB or less holds few current models' states at all
     weight = 0.35 + 0.1 * (at_one + small_card + asked) + (0.1 if small_card and capacity <= 2.5 * 2**30 else 0.0)
-    lead = "Training" if signals.phase == "training" else "A smaller batch did not help"
+    lead = ("Training" if signals.phase == "training" else "A smaller batch did not help" if signals.batch_no_help
+            else "The phase is unsaid")
     yield Vote("model_too_large", weight,
                f"{lead}, and {why}: the weights, their gradients and the optimizer's moments come before any batch; "
                "use a smaller variant, half precision, an 8-bit optimizer, gradient checkpointing, or a larger card.")
@@ -782,6 +790,18 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
             # smaller batch leaves is still each sample's activations: its resolution or length.
             yield Vote("input_size_too_large", 0.3, "With no growth said, memory a smaller batch cannot fix in training is each "
                        "sample's own size (resolution, length) or the model's states.")
+
+
+@rule
+def tiled_and_still_too_large(data: RuleInput) -> Iterator[Vote]:
+    """A run that already processes its input one tile at a time holds one tile's activations (with
+    the overlap around it) at its peak: when that still does not fit, the tile is too large, and a
+    smaller tile (or a lower output scale) is the knob, not the batch."""
+    signals = data.signals
+    if not signals.tiling_in_use or signals.switch_no_effect or signals.tiled_input or signals.growth:
+        return  # a tile size that changes nothing, or tiles batched together, is another mechanism
+    yield Vote("input_size_too_large", 0.45, f'The run already works in tiles ("{signals.evidence["tiling_in_use"]}") and '
+               "still runs out: one tile's activations, with its overlap, set the peak; use a smaller tile.")
 
 
 @rule

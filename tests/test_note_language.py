@@ -1,0 +1,56 @@
+"""Notes written in Chinese are read through the glossary (oomtriage/engine/note_language.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomtriage.api import analyze_inputs
+from oomtriage.context import build_context
+from oomtriage.engine import read_signals
+from oomtriage.engine.note_language import english_reading
+
+
+def test_an_english_note_is_read_as_written():
+    note = "Training fails at step 3; batch size 8 on a 24 GB card."
+    assert english_reading(note) == note
+
+
+@pytest.mark.parametrize("note", [
+    "8卡训练，第一张卡显存爆了，其他卡都没有用满",
+    "用4张显卡跑的时候，0号卡显存溢出，但是其余3张卡占用很少",
+])
+def test_the_first_gpu_fuller_than_the_others(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.rank0_heavy, english_reading(note)
+
+
+@pytest.mark.parametrize("note", [
+    "batch_size调小到1还是爆显存",
+    "我把batch size改成1了也还是显存不足",
+])
+def test_a_smaller_batch_that_did_not_help(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.batch_no_help, english_reading(note)
+
+
+@pytest.mark.parametrize("note", ["推理的时候显存不够用", "验证的时候显存爆了，训练没问题"])
+def test_inference_and_validation_are_the_evaluation_phase(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.phase == "evaluation", (english_reading(note), signals.phase)
+
+
+def test_memory_that_grows_with_training():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note="随着训练显存不断增加，最后OOM了"))
+    assert signals.growth
+
+
+def test_a_chinese_note_that_says_the_run_ran_out_is_a_suspected_oom():
+    report = analyze_inputs([], text="", note="微调的时候显存不足，程序直接退出了")
+    assert report.suspected and not report.detected and report.causes
+
+
+def test_the_users_note_is_kept_as_written():
+    note = "第一张卡显存爆了"
+    context = build_context(text="RuntimeError: CUDA out of memory", note=note)
+    read_signals(context)
+    assert context.note == note
