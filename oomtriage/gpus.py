@@ -16,6 +16,8 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
     (r"4090|3090|TITAN RTX", 24), (r"4080", 16), (r"4070 Ti", 12), (r"4070", 12), (r"4060 Ti", 16), (r"4060", 8),
     (r"3080 Ti", 12), (r"3080", 10), (r"3070|3060 Ti", 8), (r"3060", 12), (r"2080 Ti|1080 Ti", 11),
     (r"2080|2070|2060 SUPER|1080|1070", 8), (r"2060|1660|1060|4050", 6), (r"3050", 8), (r"1650|1050", 4),
+    # laptop MX parts: 2 GB is the common configuration (some MX150-MX570 ship with 4 GB)
+    (r"MX ?[1-5][1-7]0(?:s\b|\b)", 2),
     (r"980 Ti", 6), (r"\b9[78]0\b", 4), (r"750 Ti|\b960\b", 2), (r"TITAN V", 12), (r"TITAN X", 12),
     (r"MI300X", 192), (r"MI250", 128), (r"MI210", 64), (r"MI100", 32), (r"7900 XTX", 24),
 ]
@@ -23,7 +25,7 @@ GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
     r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
     r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: ?Ti| SUPER)?|"
-    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?)(?:s\b|\b)"
+    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?|MX ?[1-5][1-7]0)(?:s\b|\b)"
 )
 
 

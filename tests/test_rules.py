@@ -5706,3 +5706,57 @@ def test_the_phase_left_unsaid_is_not_called_a_smaller_batch_that_did_not_help()
     evidence = evidence_of(sentence(req="132.00 MiB", total="11.93 GiB", free="100.00 MiB", alloc="11.00 GiB", unalloc="300.00 MiB"),
                            note, "model_too_large")
     assert "A smaller batch did not help" not in evidence and "The phase is unsaid" in evidence
+
+
+@pytest.mark.parametrize("note", [
+    "My DQN agent runs out of GPU memory after an hour of training",
+    "I keep the transitions in a replay buffer on the GPU and it fills up after a few thousand episodes",
+    "Training agents to play Atari games; the card is full after a while",
+    "it crashes once the RL agent starts training",
+])
+def test_a_reinforcement_learning_agent_points_to_its_replay_memory(note):
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "reference_leak", note
+
+
+@pytest.mark.parametrize("note", [
+    "PPO fine-tuning of a 7B language model runs out of memory",     # RLHF keeps no replay memory
+    "the agent framework calls the model; generation runs out of memory",
+])
+def test_language_model_rl_and_llm_agents_are_not_a_replay_memory(note):
+    causes = ranked("RuntimeError: CUDA error: out of memory", note)
+    assert not any("replay memory" in " ".join(cause.evidence) for cause in causes), note
+
+
+@pytest.mark.parametrize("note", [
+    "Watching nvidia-smi I saw a constant incremental of the memory use",
+    "there is a steady rise in VRAM usage and then it dies",
+    "we see a gradual increase of GPU memory until the crash",
+])
+def test_a_steady_increase_of_memory_is_growth(note):
+    assert read_signals(build_context(text="", note=note)).growth, note
+
+
+def test_a_steady_increase_of_something_else_is_no_growth():
+    assert not read_signals(build_context(text="", note="a linear increase of the learning rate during warmup")).growth
+
+
+def test_fewer_images_in_the_dataset_is_not_a_smaller_input():
+    # a smaller dataset changes no step's activations: it says nothing against the input's size
+    for note in ("I reduced the number of training images but it did not help",
+                 "tried fewer source images, still out of memory"):
+        assert not read_signals(build_context(text="", note=note)).input_no_help, note
+    assert read_signals(build_context(text="", note="I reduced the image resolution but it did not help")).input_no_help
+
+
+@pytest.mark.parametrize(("note", "capacity"), [
+    ("a Tesla V100 with 32G memory", 32e9),
+    ("my V100 with 32 GB of VRAM", 32e9),
+    ("on a laptop GeForce MX250", 2e9),
+    ("an MX 150 notebook GPU", 2e9),
+])
+def test_a_cards_size_said_beside_its_name_and_laptop_cards(note, capacity):
+    assert read_signals(build_context(text="", note=note)).note_gpu_capacity == capacity, note
+
+
+def test_a_model_with_a_size_beside_it_is_no_card():
+    assert read_signals(build_context(text="", note="T5 with 3G memory use")).note_gpu_capacity is None

@@ -82,7 +82,9 @@ _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sgla
             r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
             r"max_model_len|max-model-len|kv[- ]cache")
 # --- timing -------------------------------------------------------------------------------------
-_GROWTH = (r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
+_GROWTH = (# "a constant incremental of the use of its memory", "a steady rise in VRAM usage"
+           r"\b(?:constant|steady|continuous|continual|gradual|linear|permanent)(?:ly)? (?:increments?|incremental|increases?|rises?|growth)\b[^.;]{0,30}?\b(?:memory|vram|usage)\b|"
+           r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
            # "increasing the batch size" is a setting that changed, not memory that grew
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with(?! the square\b)|after|batch|step|iteration|epoch)|"
@@ -1065,6 +1067,11 @@ _TILING_IN_USE = (r"\btil(?:e|ed|ing) (?:command|strategy|mode|option|script|set
                   r"\btile[_ ]?(?:size|width|height)\b\s?(?:=|:|of|to|is)?\s?[1-9]\d*\b|\benable_(?:vae_)?tiling\b|"
                   r"\b(?:with|using|use|used|enabled?|enabling|turn(?:ed)? on|tried) (?:the |a )?(?:vae |decoder )?til(?:ing|ed (?:vae|decod\w*|mode|processing|inference))\b|"
                   r"\btiled (?:vae|decod\w*|diffusion|upscal\w*|inference|processing|mode)\b")
+# A reinforcement-learning agent, whose experience replay memory stores every transition it sees:
+# "the replay buffer", "DQN on Atari", "training the agents to play", "when the agent starts training".
+_EXPERIENCE_REPLAY = (r"\b(?:replay[ _](?:buffer|memory)|experience replay|reinforcement learning|RL (?:agents?|training|algorithms?)|"
+                      r"D{1,2}QN|DDPG|TD3|atari|gym(?:nasium)? env\w*|agents? to play|(?:the|an?|my|our) (?:rl |dqn )?agents? (?:starts?|learns?|trains?|plays?)|"
+                      r"train\w* (?:the |an? |my |our )?(?:rl )?agents?)\b")
 # The evaluation fails on its first batch: "when the validation process starts", "upon the start
 # of validation", "the first eval batch already fails".
 _EVAL_FAILS_AT_START = (r"\b(?:when|as soon as|once|upon|at|right at|on|in) (?:the )?(?:very )?(?:start|beginning|first (?:batch|step|iteration)) of (?:the |each |every )?(?:first )?"
@@ -1361,6 +1368,7 @@ class Signals:
     several_processes_one_gpu: bool = False
     tiled_input: bool = False
     tiling_in_use: bool = False  # the run already processes its input one tile at a time
+    experience_replay: bool = False  # a reinforcement-learning agent, which keeps a replay memory of transitions
     outputs_per_prompt: bool = False
     freed_at_epoch_end: bool = False
     eval_fails_at_start: bool = False
@@ -1748,6 +1756,10 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         or _search(r"(?:GPU|card)s? (?:with|of) (\d{1,3})\s?GB|\b(?:GPU|card) \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)|"
                    r"\b(?:GPUs?|cards?) \(\d{1,2}\s?[x×*]\s?(\d{1,3})\s?G(?:i?B)?\)", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"(?<![\d.])\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
+    if not gpu:
+        # "a Tesla V100 with 32G memory": the size said beside a card's name (V100s ship in 16 and 32 GB)
+        sized = _search(r"\b(?:(?:Tesla|Quadro|GeForce|RTX|GTX) )?[A-Z]{1,3} ?\d{2,4}\w* with (\d{1,3})\s?G(?:i?B)? (?:of )?(?:GPU |video |device )?(?:memory|VRAM)\b", note)
+        gpu = sized if sized and find_gpu_name(sized.group(0), bare=True) else None
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
                     note[max(0, gpu.start() - 40):gpu.start()]):
@@ -2483,7 +2495,7 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -2651,6 +2663,12 @@ def read_signals(context: TriageContext) -> Signals:
     if recipe and not signals.own_code:
         signals.unmodified_recipe = True
         signals.evidence["unmodified_recipe"] = recipe
+    if signals.input_no_help and _search(r"\b(?:number|count|amount) of (?:\w+ )?(?:pictures|images|inputs|sequences|files|samples)\b|\bfewer\b",
+                                         signals.evidence["input_no_help"]):
+        # "I reduced the number of source images, it did not help": fewer items is a smaller dataset, not a
+        # smaller input; each step's activations, and what they say about the cause, are the same
+        signals.input_no_help = False
+        signals.evidence.pop("input_no_help", None)
     peak = _start_peak_then_lower(note)
     if peak:
         signals.start_peak_then_lower = True

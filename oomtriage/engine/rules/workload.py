@@ -805,6 +805,24 @@ def tiled_and_still_too_large(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def replay_memory_on_the_device(data: RuleInput) -> Iterator[Vote]:
+    """A reinforcement-learning agent stores each transition (observation, action, reward, next
+    observation) in a replay memory. Stored as GPU tensors (the observation moved to the device
+    before it is stored), that memory grows with every step of the environment until the buffer's
+    capacity, far past what one update needs: keep it on the CPU (frames as uint8) and move only the
+    sampled batch to the GPU. Language-model RL (PPO/RLHF) keeps no such memory."""
+    signals = data.signals
+    if not signals.experience_replay or "llm" in signals.domains or signals.phase in ("evaluation", "generation", "loading"):
+        return
+    if signals.kept_with_graph:
+        return  # what is stored carries its autograd graph: that rule (a retained graph) says what grows
+    weight = 0.55 if signals.growth else 0.4
+    yield Vote("reference_leak", weight, f'A reinforcement-learning agent ("{signals.evidence["experience_replay"]}") keeps every '
+               "transition in its replay memory: stored as GPU tensors it grows each step until the buffer is full; keep it on "
+               "the CPU and move only the sampled batch to the GPU.")
+
+
+@rule
 def tiles_of_one_input(data: RuleInput) -> Iterator[Vote]:
     """An input cut into fixed-size tiles (patches, windows) that go through the network together:
     each tile's activations stay the same, the number of tiles grows with the input's area, so a
