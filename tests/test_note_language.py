@@ -54,3 +54,24 @@ def test_the_users_note_is_kept_as_written():
     context = build_context(text="RuntimeError: CUDA out of memory", note=note)
     read_signals(context)
     assert context.note == note
+
+
+@pytest.mark.parametrize("note", [
+    "用np.zeros生成一个很大的矩阵时内存不够",
+    "预处理数据的时候生成特征矩阵，内存溢出了",
+])
+def test_creating_an_array_is_not_generation(note):
+    # "生成" is also "create": a matrix made during preprocessing is host memory, not a KV cache
+    report = analyze_inputs([], text="", note=note)
+    assert report.causes and report.causes[0].id == "dataloader_or_host", (english_reading(note), [c.id for c in report.causes])
+    assert "generation" not in english_reading(note)
+
+
+@pytest.mark.parametrize("note,phase", [("生成回答的时候显存不足", "generation"), ("生成图片时显存爆了", "generation")])
+def test_generating_output_is_still_generation(note, phase):
+    assert "during generation" in english_reading(note)
+
+
+def test_a_denied_phase_stays_denied():
+    reading = english_reading("错误发生在数据预处理阶段，不是训练阶段")
+    assert "while preprocessing the data" in reading and "not during training" in reading

@@ -5760,3 +5760,65 @@ def test_a_cards_size_said_beside_its_name_and_laptop_cards(note, capacity):
 
 def test_a_model_with_a_size_beside_it_is_no_card():
     assert read_signals(build_context(text="", note="T5 with 3G memory use")).note_gpu_capacity is None
+
+
+@pytest.mark.parametrize("note", [
+    "I detach the frozen encoder's output and train a small LSTM on top of it. Is there an inference mode I can use to save memory?",
+    "Training my classifier head on long documents runs out of memory; is there any inference mode for the frozen encoder?",
+])
+def test_asking_for_an_inference_mode_is_not_the_evaluation_phase(note):
+    # the question names a remedy the user hopes for; it does not say the failing run was inference
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.phase != "evaluation", signals.phase
+
+
+def test_failing_in_inference_mode_is_still_inference():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="It runs out of memory in inference mode on the test images."))
+    assert signals.phase == "evaluation", signals.phase
+
+
+@pytest.mark.parametrize("note", [
+    "My card has 12GB and it runs out of space as soon as I train with 64 clips per step.",
+    "Training goes out of space on the GPU once I use 40 samples at a time.",
+    "The 24 GB GPU ran out of space halfway through the first epoch.",
+])
+def test_space_on_a_gpu_is_its_memory(note):
+    # no message at all: the note alone says the card's memory ran out, so causes are ranked
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note
+
+
+@pytest.mark.parametrize("note", [
+    "The disk runs out of space while saving checkpoints.",
+    "The dataloader ran out of space in /tmp after an hour.",
+])
+def test_space_on_a_disk_is_not_an_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert not report.suspected, note
+
+
+@pytest.mark.parametrize("note", [
+    "The input video is only 10 seconds, yet the depth model runs out of memory.",
+    "My clip is just 12 seconds long and it still fails.",
+    "The recordings are only 90 seconds and it does not fit.",
+])
+def test_a_short_sounding_duration_is_still_the_input_length(note):
+    # "only" softens the number, it does not remove it: every frame or second is activations
+    signals = read_signals(build_context(text="torch.OutOfMemoryError: CUDA out of memory.", note=note))
+    assert signals.long_input, note
+
+
+@pytest.mark.parametrize("note", [
+    "RasterizationSettings(image_size=256, faces_per_pixel=100) and it runs out of memory in the renderer.",
+    "With 50 faces per pixel the soft rasterizer fails on an 11 GB card.",
+])
+def test_many_faces_per_pixel_is_a_large_input(note):
+    # the rasterizer's outputs are (N, H, W, K): K faces kept for every pixel
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large", note
+
+
+def test_few_faces_per_pixel_is_not_evidence():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="RasterizationSettings(image_size=256, faces_per_pixel=1) at batch 64."))
+    assert not signals.long_input

@@ -26,6 +26,9 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"out[- ]of[- ](?:\w+ )?memory|(?:runs?|ran) out of(?! (?:the )?(?:data|samples|batches|items|examples|files|steps|time|patience|disk|space|tokens|ideas|options)\b)|\bruns? out (?:first|too|early|quickly|soon)\b|"
     # "it takes more than 32G and runs out": run out of nothing named is out of memory
     r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
+    # space on a GPU is its memory: "a GPU with 15GB and it runs out of space", "out of space on the GPU"
+    r"\b(?:gpus?|vram|cards?|graphics cards?|\d+ ?gb)\b[^.;?]{0,40}?\b(?:runs?|ran|running|is|was|goes|went) out of space\b|"
+    r"\bout of (?:gpu |vram |video memory )?space (?:on|in) (?:the |my |a )?(?:gpu|vram|card|graphics card)\b|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\bMemoryError\b|"
     # "there is just not enough memory for both models", "insufficient GPU memory"
     r"\b(?:not|isn't|is not|wasn't|was not|no longer) (?:enough|sufficient) (?:gpu |video |device |host |system |cuda )?(?:memory|vram|ram)\b|\binsufficient (?:gpu |video |device |cuda )?(?:memory|vram)\b|"

@@ -41,11 +41,14 @@ _GLOSSARY: tuple[tuple[str, str], ...] = (
     (r"(?:验证|评估|测试)(?:的)?(?:时候|时|阶段)?", " during evaluation "),
     (r"加载模型|模型加载|载入模型", " while loading the model "),
     (r"保存模型|模型保存|保存(?:权重|checkpoint)", " while saving the model "),
-    (r"生成(?:的)?(?:时候|时)?", " during generation "),
+    # "生成" is also "create" ("用np.zeros生成矩阵"): it is generation only of output or at a time
+    (r"生成(?:的)?(?:时候|时|阶段|过程中)|生成(?=文本|文字|图片|图像|视频|音频|回答|答案|回复|结果|token|句子|序列)", " during generation "),
+    (r"(?:数据)?预处理(?:的)?(?:时候|时|阶段)?", " while preprocessing the data "),
     # what was tried and what changed
     (r"(?:batch[_ ]?size|bs|批大小|批次大小)\s?(?:已经)?(?:调小|调低|改小|减小|降低|设为|设置为|改成|改为|调到|降到)(?:到|为|成)?\s?(\d+)?\s?(?:了)?\s?(?:也|还是|仍然|依然|都)",
      r" even with batch size \1 it still "),
     (r"(?:也|还是|仍然|依然)(?:会)?", " still "),
+    (r"(?:而)?不是|并非|并不是", " not "),
     (r"随着(?:训练|迭代|步数|时间)?(?:的进行)?", " over time "),
     (r"(?:逐渐|不断|持续|一直)(?:增加|增长|上涨|变大|上升)", " keeps growing "),
     (r"其他进程|别的进程|另一个进程", " another process "),

@@ -692,7 +692,7 @@ _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) 
 _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview|track|song)|"
                # "the track is 4356 seconds long", "my recordings are about 40 minutes"
-               r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:about |around |over |nearly |~ ?)?"
+               r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:only |just |about |around |over |nearly |~ ?)?"
                r"\d[\d.,]* ?(?:seconds?|secs?|minutes?|mins?|hours?)\b|"
                r"\blong(?:er)? (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?|texts?)\b|"
                # a document of tens of thousands of characters or tokens: "a text of about 360,000 characters"
@@ -741,6 +741,8 @@ _LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|tw
                # quadratically with the number of strokes"
                r"\b(?:scal\w*|grow\w*|increas\w*|blows? up) quadratically (?:with|in)\b|\bquadratic (?:in|with) (?:the )?(?:number|count|length|size)\b|"
                r"\b(?:with|as|by) the square of (?:the )?(?:number|count|length|size|\w+ count)\b|"
+               # a rasterizer keeps K faces for every pixel: its outputs are (N, H, W, K), the image times K
+               r"\bfaces_per_pixel\s?[=:]\s?(?:[2-9]\d|\d{3,})\b|\b(?:[2-9]\d|\d{3,}) faces per pixel\b|"
                r"\bvoxel\b|\bpoint clouds?\b|(?:inputs?|sequences?|prompts?|documents?|contexts?) of [\d.]+ ?[kK]?[- ]?tokens|"
                # counts of elements an input is made of: "20 million points", "1.2M gaussians", "500k vertices"
                # (a magnitude or four digits: "8 nodes" are machines; a graph of a few thousand nodes, Cora's
@@ -2145,6 +2147,9 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     note = re.sub(r"\b(?:loaded|created|instantiated|initiali[sz]ed|built|made) (?:with|using|via|by|through|from) "
                   r"(?:[\w]+\.)*(?:from_pretrained|torch\.load|load_state_dict|load_checkpoint)\w*(?:\([^)]*\))?",
                   "set up", note, flags=re.IGNORECASE)
+    # "is there an inference mode I can use?": a mode asked for names a remedy, not where it failed
+    note = re.sub(r"\b(?:is there|are there|there is|there's|is there any|any|an|some) (?:\w+ )?(?:torch\.)?inference[ _]mode\b",
+                  " ", note, flags=re.IGNORECASE)
     # "during nlp.update (not evaluation)", "in training, never in validation": a phase denied
     note = re.sub(r"\b(?:not|never|no|rather than) (?:during |in |at |while |the )*(?:evaluation|evaluating|validation|validating|eval|inference|testing)\b",
                   " ", note, flags=re.IGNORECASE)
