@@ -5822,3 +5822,69 @@ def test_few_faces_per_pixel_is_not_evidence():
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
                                          note="RasterizationSettings(image_size=256, faces_per_pixel=1) at batch 64."))
     assert not signals.long_input
+
+
+@pytest.mark.parametrize("note", [
+    "After training several epochs, CUDA out of memory on my detector.",
+    "It dies after training for 3 epochs; before that the memory looked fine.",
+])
+def test_after_training_for_a_while_is_not_training_over(note):
+    # how long training ran before it failed, not a model reloaded once training finished
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.reload_in_process, note
+
+
+def test_after_training_is_still_training_over():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="After training, loading the best checkpoint for testing runs out of memory."))
+    assert signals.reload_in_process
+
+
+@pytest.mark.parametrize("note", [
+    "The first time it ran out at the second epoch, the second time at the fifth epoch.",
+    "I started it twice: the first time OOM was reported at epoch 3, the second time it failed at the seventh epoch.",
+])
+def test_attempts_failing_at_different_epochs_are_not_repeated_work(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.repeated_calls, note
+
+
+def test_a_second_run_in_the_same_process_is_still_repeated_work():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="The second run of fit() in the same notebook fails."))
+    assert signals.repeated_calls
+
+
+@pytest.mark.parametrize("note", [
+    "GPU memory usage keeps ceaselessly growing while training my GAN, and finally it blows up.",
+    "Continuous rising of GPU memory during training.",
+    "I see a steady growth of VRAM in the training loop.",
+])
+def test_memory_said_to_climb_is_a_suspected_oom_with_growth(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note
+    assert {c.id for c in report.causes[:3]} & {"graph_retained", "reference_leak"}, [c.id for c in report.causes]
+
+
+@pytest.mark.parametrize("note", [
+    "My host RAM keeps increasing during training on the CPU until the 64 GB are gone.",
+    "Training on the CPU only: the RAM usage grows every iteration until the machine runs out of memory.",
+])
+def test_host_memory_climbing_through_training_can_be_a_kept_graph(note):
+    top3 = [c.id for c in analyze_inputs([], text="", note=note).causes[:3]]
+    assert "graph_retained" in top3, top3
+
+
+def test_host_memory_climbing_with_loader_workers_stays_the_pipeline():
+    note = "Host RAM keeps increasing during training with num_workers=8 in the DataLoader until it is killed."
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes[0] == "dataloader_or_host", causes
+
+
+@pytest.mark.parametrize("note", [
+    "For a large enough training set my GPU runs out of memory during training; small sets train fine.",
+    "Training works until the dataset is big enough, then the GPU runs out of memory in the training loop.",
+])
+def test_failing_only_for_a_large_enough_training_set_is_kept_across_the_epoch(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes[0] in ("graph_retained", "reference_leak"), causes

@@ -330,7 +330,15 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
     if not signals.growth or signals.phase in ("evaluation", "data_loading", "loading"):
         return
     if (error and error.backend in ("host", "cpu")) or signals.host_ram:
-        return  # host RAM that grows is the data pipeline's (rules host_memory*), not the GPU's
+        # Host RAM that grows is mostly the data pipeline's (rules host_memory*), not the GPU's; but
+        # when it climbs through the training loop itself and nothing names the loader, a run whose
+        # tensors live in host memory keeps its graph there the same way a GPU run does.
+        if signals.phase == "training" and not (signals.loader_settings or signals.metric_object):
+            said = signals.evidence["growth"]
+            yield Vote("graph_retained", 0.35, f'Host memory climbs through training ("{said}"): a loss or output summed '
+                       "without .item() or .detach() keeps every step's graph alive, in host RAM when the tensors are on the CPU.")
+            yield Vote("reference_leak", 0.25, "Tensors kept in a list across steps grow host memory the same way.")
+        return
     if signals.colocated and signals.serving_engine and not signals.rl_method_only:
         return  # a trainer taking turns with an inference engine: the phases' hand-over (rule trainer_beside_an_inference_engine)
     said = signals.evidence["growth"]
@@ -743,6 +751,12 @@ def memory_scales_with_the_inputs_processed(data: RuleInput) -> Iterator[Vote]:
         yield Vote("input_size_too_large", 0.6, f'A video model takes its frames together ("{said_count}"): every '
                    "activation (and its temporal attention) grows with the frame count; generate fewer frames per pass, "
                    "or in overlapping windows (a context length), or at a lower resolution.")
+    elif signals.training_set_size_matters and signals.phase == "training" and not signals.host_ram:
+        said = signals.evidence["training_set_size_matters"]
+        yield Vote("graph_retained", 0.45, f'It fails only once the training set is large enough ("{said}"): each batch is the '
+                   "same size, so what runs out is kept batch after batch through the epoch, most often a loss summed without "
+                   ".item() that holds every batch's graph.")
+        yield Vote("reference_leak", 0.3, "Outputs or tensors appended to a list each batch grow with the epoch the same way.")
     elif signals.dataset_size_matters and signals.phase not in ("training", "optimizer_setup", "loading"):
         yield Vote("reference_leak", 0.6, f'How many inputs one call gets decides whether it fits ("{signals.evidence["dataset_size_matters"]}"): '
                    "every batch's results stay on the GPU until the end; move them to the CPU per batch or process the inputs in chunks.")
