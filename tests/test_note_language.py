@@ -75,3 +75,32 @@ def test_generating_output_is_still_generation(note, phase):
 def test_a_denied_phase_stays_denied():
     reading = english_reading("错误发生在数据预处理阶段，不是训练阶段")
     assert "while preprocessing the data" in reading and "not during training" in reading
+
+
+@pytest.mark.parametrize("note", [
+    "학습을 실행하면 cuda out of memory가 발생합니다. 기본적으로 차지하고 있는 4기가 가량의 메모리가 있습니다.",
+    "GPU 메모리가 부족합니다. nvidia-smi를 보면 이미 사용 중인 메모리가 10기가 정도 있습니다.",
+])
+def test_a_korean_note_about_memory_already_held(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.causes and report.causes[0].id == "other_process_or_device", (english_reading(note), [c.id for c in report.causes])
+
+
+@pytest.mark.parametrize("note", [
+    "배치 사이즈를 1로 줄여도 여전히 GPU 메모리가 부족합니다.",
+    "배치 크기를 2로 낮춰도 그래픽 카드 메모리가 부족해요.",
+])
+def test_a_korean_smaller_batch_that_did_not_help(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.batch_no_help, english_reading(note)
+
+
+@pytest.mark.parametrize("note,phase", [("추론할 때 GPU 메모리가 부족합니다", "evaluation"), ("학습 중에 메모리가 부족합니다", "training")])
+def test_korean_phases(note, phase):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.phase == phase, (english_reading(note), signals.phase)
+
+
+def test_korean_words_outside_the_glossary_are_left_out():
+    reading = english_reading("저도 비슷한 문제를 겪고 있습니다")
+    assert not any("\uac00" <= ch <= "\ud7a3" for ch in reading), reading

@@ -5888,3 +5888,71 @@ def test_host_memory_climbing_with_loader_workers_stays_the_pipeline():
 def test_failing_only_for_a_large_enough_training_set_is_kept_across_the_epoch(note):
     causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
     assert causes[0] in ("graph_retained", "reference_leak"), causes
+
+
+@pytest.mark.parametrize("note", [
+    "Batch size 4 and lower works, but when I try a batch size like 8 or 16 it doesn't work.",
+    "Anything at batch 2 or lower trains; but once I set the batch size to 12 it fails.",
+])
+def test_a_smaller_batch_that_works_beside_a_larger_that_fails_is_no_batch_that_did_not_help(note):
+    # "lower works, but a larger batch fails" says the batch decides, not that lowering it did not help
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.batch_no_help, signals.evidence.get("batch_no_help")
+    assert analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes[0].id == "batch_too_large"
+
+
+def test_a_lowered_batch_that_still_fails_still_did_not_help():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="I lowered the batch size to 2 but it still fails."))
+    assert signals.batch_no_help
+
+
+@pytest.mark.parametrize("note", [
+    "During validation the GPU gets more and more memory until it stops.",
+    "My eval loop takes more and more GPU memory with every batch.",
+    "In the validation phase it keeps using more and more VRAM.",
+])
+def test_more_and_more_memory_in_evaluation_is_growth_without_no_grad(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note
+    assert report.causes[0].id == "missing_no_grad", [c.id for c in report.causes]
+
+
+def test_more_and_more_of_something_else_is_no_growth():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="The paper uses more and more layers; mine has 48 and fails at the first step."))
+    assert not signals.growth
+
+
+@pytest.mark.parametrize("note", [
+    "With 40 MPI processes on one node the GPUs run out of memory; reducing the number of processes per node to 20 resolves it.",
+    "CUDA OOM with many ranks; fewer ranks per node (8 instead of 32) fixes it, though each uses only a few MB.",
+])
+def test_fewer_processes_per_node_that_fit_are_processes_sharing_the_gpus(note):
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.several_processes_one_gpu, note
+    assert analyze_inputs([], text="", note=note).causes[0].id == "other_process_or_device"
+
+
+def test_processes_per_node_without_a_fix_are_not_evidence():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="I run 8 processes per node, one per GPU, and the first step fails."))
+    assert not signals.several_processes_one_gpu
+
+
+@pytest.mark.parametrize("note", [
+    "With batch size 32 it doesn't even start training; with 24 it runs and fails after 300 iterations.",
+    "Batch 64 crashes immediately, 48 takes a while, 32 even longer but also crashes at around 9000 steps.",
+    "I set the batch size to 12 and it fails after a few epochs, and if I try something like 20 it fails right away.",
+])
+def test_a_larger_batch_failing_sooner_is_the_batch_not_a_leak(note):
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.larger_batch_fails_sooner, note
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "batch_too_large", causes
+
+
+def test_one_batch_failing_later_is_not_a_comparison():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="With batch size 16 it fails after 2000 iterations, every time."))
+    assert not signals.larger_batch_fails_sooner

@@ -59,6 +59,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:eats?|ate|eating|uses? up|used up|using up|exhausts?|exhausted|exhausting|consumes?|consumed|takes? up|took up|hogs?) (?:all|every bit) (?:of )?(?:the |my |its )?(?:host |system |cpu |gpu |main |available )?(?:ram|memory|vram)\b|"
     r"\b(?:ram|memory|vram) (?:is |gets |got |was |becomes |became )?(?:completely |entirely )?(?:exhausted|used up|maxed out)\b|"
     r"\b(?:memory|vram|ram)(?: usage| use| consumption| footprint| occupied| used| in use)?(?: and \w+(?: \w+){0,2}?)? (?:keeps |kept |is |was |steadily |constantly )?(?:\w+ly )?(?:increas|grow|climb|ris|spik)(?:e|es|ed|ing|s|ws|th)?\b|"
+    # "the GPU gets more and more memory in the validation phase"
+    r"\b(?:gets?|got|getting|takes?|took|taking|uses?|using|consumes?|consuming|occupies|occupying|allocates?|allocating|eats?|eating) more and more (?:gpu |cuda |video |device )?(?:memory|vram)\b|"
     # "a continuous rising of GPU memory", "the steady growth of VRAM usage"
     r"\b(?:continuous|constant|steady|gradual|ceaseless|unbounded|linear)(?:ly)? (?:rise|rising|increase|increasing|growth|growing|climb|climbing) (?:of|in) (?:the )?(?:gpu |cuda |video |host |cpu |device )?(?:memory|vram|ram)\b|"
     # memory one GPU holds beyond its share: "unbalanced GPU memory", "almost a GB each on GPU0"

@@ -1,11 +1,13 @@
-"""Notes written in Chinese, read through a glossary of the words people use about GPU memory.
+"""Notes written in Chinese or Korean, read through a glossary of the words people use about GPU memory.
 
 Many OOM reports are written in Chinese (a large share of the model repositories people train and
 serve with are). The note readers in `signals.py` are written in English, so a Chinese note is
 first given an English reading: each term below becomes the English words the readers know
 ("显存" -> "GPU memory", "第一张卡" -> "the first GPU", "爆显存" -> "ran out of GPU memory"), with
-spaces around it, since Chinese writes no spaces between words. Text without CJK characters is
-returned unchanged and costs one search. Evidence quoted from such a note quotes this reading.
+spaces around it, since Chinese writes no spaces between words. Korean writes spaces but glues its
+particles to the word before ("메모리가", "배치 사이즈를"), so its terms are matched with their particles
+and its own glossary is read first. Text without CJK or Hangul characters is returned unchanged and
+costs one search. Evidence quoted from such a note quotes this reading.
 """
 
 from __future__ import annotations
@@ -13,7 +15,53 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK = re.compile(r"[\u3400-\u9fff\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+# Korean: a particle after a noun (subject, object, topic, "with", "to") that the readers must not see.
+_K_PARTICLE = r"(?:이|가|을|를|은|는|의|에|에서|로|으로|도|만)?"
+_KOREAN_GLOSSARY: tuple[tuple[str, str], ...] = (
+    # running out
+    (rf"(?:GPU|그래픽\s?카드|그래픽|비디오|VRAM)\s?(?:메모리)?{_K_PARTICLE}\s?(?:부족|모자라\w*|모자람|초과|터졌\w*|터짐|터지\w*)", " ran out of GPU memory "),
+    (rf"(?:시스템\s?메모리|램|RAM){_K_PARTICLE}\s?(?:부족|모자라\w*|초과)", " ran out of host RAM "),
+    (rf"메모리{_K_PARTICLE}\s?(?:부족|모자라\w*|모자람|초과|터졌\w*|터짐|터지\w*)", " ran out of memory "),
+    # memory already held before the run: "기본적으로 차지하고 있는 6기가" (6 GB taken from the start)
+    (r"(?:기본적으로|이미|원래|처음부터)\s?(?:차지하고\s?있는|차지하는|차지한|점유하고\s?있는|점유된|점유\s?중인|사용\s?중인|잡혀\s?있는)", " already occupied "),
+    (r"좀비\s?프로세스", " zombie process "),
+    (r"다른\s?프로세스", " another process "),
+    # which GPU
+    (rf"(?:첫\s?번째|첫|0번)\s?(?:GPU|그래픽\s?카드|카드){_K_PARTICLE}", " the first GPU "),
+    (rf"(?:나머지|다른)\s?(?:GPU|그래픽\s?카드|카드)(?:들)?{_K_PARTICLE}", " the other GPUs "),
+    (rf"(?:멀티|다중|여러\s?(?:개의|장의|대의)?)\s?(?:GPU|그래픽\s?카드|카드){_K_PARTICLE}", " on several GPUs "),
+    (rf"(?:단일|하나의|한\s?개의|한\s?장의)\s?(?:GPU|그래픽\s?카드|카드){_K_PARTICLE}", " on one GPU "),
+    (rf"(\d+)\s?(?:개의|장의|대의)?\s?(?:GPU|그래픽\s?카드|카드){_K_PARTICLE}(?![a-z])", r" \1 GPUs "),
+    (rf"(?:GPU|그래픽|비디오)\s?메모리{_K_PARTICLE}", " GPU memory "),
+    (rf"그래픽\s?카드{_K_PARTICLE}", " GPU "),
+    (rf"메모리{_K_PARTICLE}", " memory "),
+    (r"(\d+(?:\.\d+)?)\s?(?:기가바이트|기가)", r" \1 GB "),
+    (r"가량의|가량|정도의|정도", " "),
+    # what was tried: "배치 사이즈를 1로 줄여도" (even with the batch lowered to 1)
+    (rf"배치\s?(?:사이즈|크기){_K_PARTICLE}\s?(\d+)\s?(?:로|으로)\s?(?:줄여도|낮춰도|줄였는데도|낮췄는데도|줄였지만|낮췄지만|바꿔도|설정해도|해도)",
+     r" even with batch size \1 it still "),
+    (rf"배치\s?(?:사이즈|크기){_K_PARTICLE}\s?(\d+)\s?(?:로|으로)\s?(?:설정|지정|맞춰|두)\w*", r" batch size set to \1 "),
+    (rf"배치\s?(?:사이즈|크기){_K_PARTICLE}", " batch size "),
+    (r"(?:점점|계속|지속적으로|꾸준히)\s?(?:증가|늘어\w*|커지\w*|올라\w*)", " keeps growing "),
+    (r"여전히|그래도|똑같이", " still "),
+    # the phase
+    (rf"(?:파인\s?튜닝|미세\s?조정){_K_PARTICLE}", " fine-tuning "),
+    (rf"(?:학습|훈련)(?:\s?(?:중|도중|할\s?때|시|하는\s?중))?{_K_PARTICLE}", " during training "),
+    (rf"추론(?:\s?(?:중|할\s?때|시))?{_K_PARTICLE}", " during inference "),
+    (rf"(?:검증|평가)(?:\s?(?:중|할\s?때|시|단계))?{_K_PARTICLE}", " during evaluation "),
+    (r"모델(?:을|를)?\s?(?:로드|불러오|로딩)\w*", " while loading the model "),
+    (r"모델(?:을|를)?\s?저장\w*", " while saving the model "),
+    (rf"(?:텍스트|문장|이미지|답변)\s?생성{_K_PARTICLE}|생성\s?(?:중|할\s?때|시)", " during generation "),
+    (rf"전처리{_K_PARTICLE}", " while preprocessing the data "),
+    (rf"해상도{_K_PARTICLE}", " resolution "),
+    (rf"(?:시퀀스|문장|입력|컨텍스트)\s?길이{_K_PARTICLE}", " sequence length "),
+    (rf"양자화{_K_PARTICLE}", " quantized "),
+    (r"업그레이드\w*|업데이트\w*", " after upgrading "),
+    (r"하지만|그런데|그러나", ", but "),
+)
 
 # Longest terms first where one contains another ("显存不足" before "显存"). Each entry is one
 # thing users say; the English is what the readers in signals.py match.
@@ -72,10 +120,18 @@ def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(pattern, re.IGNORECASE), english) for pattern, english in _GLOSSARY)
 
 
+@lru_cache(maxsize=1)
+def _compiled_korean() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), english) for pattern, english in _KOREAN_GLOSSARY)
+
+
 def english_reading(note: str) -> str:
     """The note as the English readers see it: unchanged unless it holds CJK characters."""
     if not note or not _CJK.search(note):
         return note
+    if _HANGUL.search(note):
+        for pattern, english in _compiled_korean():
+            note = pattern.sub(english, note)
     for pattern, english in _compiled():
         note = pattern.sub(english, note)
     # what the glossary does not know is left out: a reader must not match inside a CJK run

@@ -120,9 +120,12 @@ _GROWTH = (# "a constant incremental of the use of its memory", "a steady rise i
            # "it started to use memory exponentially"
            r"\b(?:us|consum|eat|tak)(?:e|es|ed|ing|s)? (?:up )?(?:more and more |ever more )?(?:gpu |vram |host |cpu |system )?(?:memory|ram|vram) (?:exponentially|linearly)\b|"
            r"(?:rising|rose|grew|growing|goes) from|"
+           # "the GPU gets more and more memory", "it takes more and more VRAM each epoch"
+           r"\b(?:gets?|got|getting|takes?|took|taking|uses?|used|using|consumes?|consumed|consuming|occupies|occupied|occupying|allocates?|allocated|allocating|needs?|eats?|ate|eating) "
+           r"more and more (?:gpu |cuda |video |device |host |system )?(?:memory|vram|ram)\b|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
-           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up)\b"
+           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up|(?:gets?|getting|got) (?:bigger|larger|higher))\b"
            # "memory goes up with the square of the count" is how it scales, not a growth over time
            r"(?! (?:with|as|in proportion to|proportionally|linearly|quadratically|by the square)\b)|"
            r"(?:works?|runs?|ran|trains?|trained|goes|went|is fine) (?:fine |well |ok |normally )?for (?:about |around |~ ?)?"
@@ -170,7 +173,9 @@ _RELOAD_IN_PROCESS = (r"\bbest[_ ](?:model|checkpoint|weights)\b|\bload_best\w*|
 # --- what the user tried and what changed -------------------------------------------------------
 _SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|dropp\w*|bring\w*|brought|even with|also with|still \w+ with|tried)"
 _DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed|changed nothing|made no difference|makes no difference|(?:did ?n[o']t|didn't) make (?:a|any) difference|to no avail|no luck"
-_BATCH_NO_HELP = (rf"{_SMALLER}.{{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
+# (the smaller batch and the batch that failed are one clause: "8 and lower works, but when I try a
+# batch size like 16 it doesn't work" says the larger batch fails, not that lowering did not help)
+_BATCH_NO_HELP = (rf"{_SMALLER}(?:(?!\bbut\b).){{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
                   # "points_per_batch seems not to affect the memory": the batch knob has no effect
                   r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:seems?|seemed) not to (?:affect|help|change|matter)\b|"
                   r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:does ?n[o']t|did ?n[o']t|has no|had no) (?:seem to )?(?:affect|effect|help|change|matter)\b|batch size (?:of |=\s?)?1\b(?:(?!\bbut\b|\bwhile\b|\bwhereas\b|\d)[^.;]){{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
@@ -1064,7 +1069,11 @@ _FORWARD_OUTPUTS_BOUND = r"\b\w{1,40}(?:, ?\w{1,40}){0,5} ?= ?(?-i:(?:self\.)?(?
 _SEVERAL_PROCESSES_ONE_GPU = (r"\bworkers_per_replica\b|\b(?:workers?|processes|replicas?) per (?:gpu|replica|card|device)\b|"
                               r"\bnum_gpus\s?[=:]\s?0?\.\d+|\bfractional (?:num_gpus|gpus?)\b|\bevery (?:worker|replica|process|actor) but one\b|"
                               r"\b(?:several|multiple|two|three|four|\d+|more than one) (?:\w+ ){0,2}(?:workers|replicas|processes|instances|copies|actors|deployments|pipelines)\b"
-                              r"[^.;]{0,60}\b(?:one|a single|the same|same) (?:gpu|card|device)\b")
+                              r"[^.;]{0,60}\b(?:one|a single|the same|same) (?:gpu|card|device)\b|"
+                              # fewer processes on the node is what fits: "reducing the number of processes per node
+                              # (21 instead of 42) resolves it" says they were sharing its GPUs
+                              r"\b(?:reduc\w*|lower\w*|decreas\w*|fewer|less)\b[^.;]{0,20}?\b(?:number of )?(?:mpi )?(?:processes|ranks|workers|instances|jobs)"
+                              r" per (?:node|machine|host|gpu|card|device)\b[^.;]{0,60}?\b(?:resolves?|resolved|solves?|solved|fix(?:es|ed)?|helps?|helped|works?|worked|fits?|avoids?)\b")
 # An input cut into tiles, patches or windows that go through the network together: the tile has a
 # fixed size, so a larger input means more tiles in one batch, not larger activations per tile.
 _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopping|slices?|slicing|divides?|dividing|breaks?|breaking)"
@@ -1410,6 +1419,7 @@ class Signals:
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
+    larger_batch_fails_sooner: bool = False  # a larger batch fails at once where a smaller one runs a while first
     load_without_dtype: bool = False
     accumulation_named: bool = False
     smaller_width_fits: bool = False
@@ -1653,7 +1663,7 @@ def _stated_bytes(subject: str, note: str) -> int | None:
 
 _BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|"
                  # (not a data writer's or reader's rows per write: HF datasets' writer_batch_size)
-                 r"(?<!writer_)(?<!write_)(?<!reader_)(?<!read_)(?<!io_)(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to)?\s*\(?(\d+)\b")
+                 r"(?<!writer_)(?<!write_)(?<!reader_)(?<!read_)(?<!io_)(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to|like|such as)?\s*\(?(\d+)\b")
 
 
 # A clause that says its batch went through: "works with batch size 2", "batch 8 fits", "at 4 it trains".
@@ -1662,6 +1672,35 @@ _BATCH_WORKED = r"\b(?:works?|worked|fits?|fitted|runs?|ran|trains?|trained|is f
 
 def _batches_in(text: str) -> list[int]:
     return [int(next(group for group in match.groups() if group)) for match in re.finditer(_BATCH_STATED, text, re.IGNORECASE)]
+
+
+# Batch sizes that fail at different times: the larger at once (or before training starts), a smaller one
+# only after a while ("22 doesn't even start, 16 fails after 10 iterations"). A number in such a clause
+# is a batch when the note names a batch at all; counts of steps, GPUs, gigabytes are not.
+_FAILS_AT_ONCE = (r"\b(?:immediately|at once|right away|instantly|straight away|from the (?:first|very first) (?:step|iteration|batch))\b|"
+                  r"\b(?:does ?n[o']t|did ?n[o']t|doesn't|didn't|never|won't|will not|can ?not|cannot|can't) (?:even )?(?:start|begin|get going|run (?:a|one|the first) (?:single )?(?:step|iteration|batch))\b")
+_FAILS_LATER = (r"\bafter (?:about |around |some |a few |several |many |\d[\d,]* )(?:\w+ )?(?:iterations?|steps?|batches|epochs?|minutes?|hours?)\b|"
+                r"\btakes? (?:a (?:little )?while|longer|some time)\b|\b(?:even |much |a bit )?longer\b|\blater\b|\beventually\b|"
+                r"\bat (?:around |about |roughly |~ ?)?\d[\d,.]*k? (?:iterations|steps|iters|batches)\b")
+_BARE_BATCH = r"(?<![\w.,])(\d{1,4})(?![\w.,]| ?(?:%|gb|gib|mb|mib|g\b|x\b|\*|gpus?|cards?|nodes?|steps?|iterations?|iters?|epochs?|batches|minutes?|hours?|seconds?|images?|frames?|workers?|processes))"
+
+
+def _larger_batch_fails_sooner(note: str) -> str | None:
+    if not re.search(r"\bbatch", note, re.IGNORECASE):
+        return None
+    at_once: list[int] = []
+    later: list[int] = []
+    for clause in re.split(r"[,;.]\s+|\n", note):
+        sizes = [int(match.group(1)) for match in re.finditer(_BARE_BATCH, clause, re.IGNORECASE)]
+        if not sizes:
+            continue
+        if _search(_FAILS_AT_ONCE, clause):
+            at_once += sizes
+        elif _search(_FAILS_LATER, clause) and _search(_FAILURE_WORDS + r"|\btakes?\b|\blonger\b", clause):
+            later += sizes
+    if at_once and later and max(at_once) > min(later):
+        return f"batch {max(at_once)} fails at once, {min(later)} only later"
+    return None
 
 
 def read_numbers(note: str, signals: Signals, what_failed: str | None = None) -> None:
@@ -1687,6 +1726,10 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         signals.batch_size = int(next(group for group in batch.groups() if group))
     if worked and failed:
         signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
+    sooner = _larger_batch_fails_sooner(run_note)
+    if sooner:
+        signals.larger_batch_fails_sooner = True
+        signals.evidence["larger_batch_fails_sooner"] = sooner
     if worked and failed and max(worked) < max(failed):
         signals.batch_size = max(failed)
         signals.smaller_batch_fits = True
@@ -1848,7 +1891,7 @@ def frame_text(context: TriageContext) -> str:
 # for the phase readers here and for the engine's "did the run die" check.
 MEMORY_EXCEEDED = (r"\b(?:blows?|blew|goes|went) (?:past|through|over) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|ram)\b|"
                    r"\b(?:exceed\w*|overflow\w*) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|capacity)\b")
-_FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
+_FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\b(?:do(?:es)?|did)(?:n't| not) work\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
                   rf"\bstops\b|\bkill(?:s|ed)\b|\bexception|\bbreaks\b|{MEMORY_EXCEEDED}|"
                   # where a peak is placed is where it fails: "the 4.9 GB occurs in the optimizer's initialization"
                   r"\b\d+(?:\.\d+)? ?(?:GB|GiB|MB|MiB|G)\b (?:\w+ ){0,2}(?:occurs|occurred|happens|happened|appears|appeared|is reached|was reached)\b")

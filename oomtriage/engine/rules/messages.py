@@ -320,6 +320,8 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
         return
     said = signals.evidence["several_processes_one_gpu"]
     weight = 0.7 if data.framework in ("tensorflow", "jax") else 0.55
+    if re.search(r"\b(?:resolv|solv|fix|help|work|fit|avoid)", said, re.IGNORECASE):
+        weight += 0.25  # fewer processes on the node is shown to fit: the sharing is what ran out, not a guess
     yield Vote("other_process_or_device", weight, f'Several processes share one GPU ("{said}"): each one holds its own '
                "model and cache on it (TensorFlow and JAX reserve most of the card in the first one); give each its own "
                "GPU or cap each process's memory.")

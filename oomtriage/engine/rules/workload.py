@@ -764,6 +764,13 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
                    "gradient accumulation for the effective batch you want.")
         for cause in ("cudnn_or_workspace", "fragmentation"):
             yield Vote(cause, -0.3, "The same setup fits at the smaller batch: what changed between the two runs is the batch.")
+    if signals.larger_batch_fails_sooner and not signals.batch_no_help:
+        yield Vote("batch_too_large", 0.55, f'A larger batch fails at once where a smaller one runs a while first '
+                   f'("{signals.evidence["larger_batch_fails_sooner"]}"): the batch sets every step\'s peak, and the later failure '
+                   "is a step whose inputs are larger than the first ones (a longer clip or text, more objects); a leak would "
+                   "not stop the larger batch before its first step. Use a batch below both, or cap the input length.")
+        for cause in ("graph_retained", "reference_leak"):
+            yield Vote(cause, -0.3, "How soon it fails follows the batch: the first step of the larger batch already does not fit.")
     if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
                    f"({signals.batch_size}) from {where}.")
