@@ -231,6 +231,13 @@ def test_tensorflow_directml_ooms_name_the_directml_backend(text):
      "available memory is only 40.000000MB.", "paddle_out_of_memory", 64 * MIB, round(11.25 * GIB), 40 * MIB),
     ("Cannot malloc 120.5 MB GPU memory. Please shrink FLAGS_fraction_of_gpu_memory_to_use or FLAGS_initial_gpu_memory_in_mb "
      "environment variable to a lower value.", "paddle_cannot_malloc", round(120.5 * MIB), None, None),
+    # Paddle 2.x prints its exception's name alone on a line, the allocator's message two lines below
+    ("ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate 512.000244MB memory on GPU 0, 7.500000GB memory has "
+     "been allocated and available memory is only 100.000000MB.\n\nPlease check whether there is any other process using GPU 0.",
+     "paddle_out_of_memory", round(512.000244 * MIB), round(7.5 * GIB), 100 * MIB),
+    ("SystemError: (Fatal) Operator matmul raises an paddle::memory::allocation::BadAlloc exception.\nThe exception content is\n"
+     ":ResourceExhaustedError: \n\nOut of memory error on GPU 2. Cannot allocate 2.000000GB memory on GPU 2, 13.000000GB memory has "
+     "been allocated and available memory is only 1.000000GB.", "paddle_out_of_memory", 2 * GIB, 13 * GIB, GIB),
 ])
 def test_paddlepaddle_allocator_messages(text, fmt, requested, allocated, free):
     result = CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text)
