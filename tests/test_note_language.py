@@ -104,3 +104,37 @@ def test_korean_phases(note, phase):
 def test_korean_words_outside_the_glossary_are_left_out():
     reading = english_reading("저도 비슷한 문제를 겪고 있습니다")
     assert not any("\uac00" <= ch <= "\ud7a3" for ch in reading), reading
+
+
+@pytest.mark.parametrize("note", ["训练到一半还是会有溢出问题", "batch设置为2，还是溢出"])
+def test_overflow_alone_is_running_out(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, english_reading(note)
+
+
+@pytest.mark.parametrize("note", ["batchsize设置为4，还是会有溢出问题", "不管batch_size设置为多少都会爆显存", "batch_size设置无效，显存不足"])
+def test_a_batch_that_made_no_difference_in_chinese(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.batch_no_help, english_reading(note)
+
+
+@pytest.mark.parametrize("note", ["训练的时候可以正常运行，但是在evaluate的时候显存不足", "在eval的时候报错显存不够，训练正常"])
+def test_an_english_phase_word_before_shi_hou_is_the_phase(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory", note=note))
+    assert signals.phase == "evaluation", (english_reading(note), signals.phase)
+
+
+def test_a_test_set_is_not_a_test_phase():
+    assert "evaluation" not in english_reading("训练数据集2000张，测试数据集500张，训练时显存不足")
+
+
+def test_host_memory_growing_in_chinese_is_the_host():
+    note = "执行eval.py时内存一直在增长，最后程序崩溃，显存正常"
+    report = analyze_inputs([], text="", note=note)
+    assert report.causes and report.causes[0].id == "dataloader_or_host", (english_reading(note), [c.id for c in report.causes])
+
+
+def test_unsplit_long_audio_is_the_input():
+    note = "训练时爆显存，不管batch_size设置为多少都是，中途报错。音频未切分，最长40s。"
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes[0] == "input_size_too_large", (english_reading(note), causes)

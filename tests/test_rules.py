@@ -5956,3 +5956,57 @@ def test_one_batch_failing_later_is_not_a_comparison():
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
                                          note="With batch size 16 it fails after 2000 iterations, every time."))
     assert not signals.larger_batch_fails_sooner
+
+
+@pytest.mark.parametrize("note", [
+    "Even this simple recommender with 2M user embeddings doesn't fit into GPU memory.",
+    "The model would not fit into GPU memory on my card, whatever I try.",
+    "It can't fit in GPU memory with the full vocabulary.",
+])
+def test_a_model_that_does_not_fit_into_gpu_memory_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note
+
+
+def test_fitting_a_curve_is_no_suspected_oom():
+    report = analyze_inputs([], text="", note="The regression does not fit the data well; what loss should I use?")
+    assert not report.causes
+
+
+@pytest.mark.parametrize("note", [
+    "I train with increase_seq_length_train = True and a factor of 2, and after many epochs it runs out of memory.",
+    "The sequence length doubles every epoch in my curriculum and at epoch 6 CUDA runs out of memory.",
+    "With progressive resizing the last stage at 512 px fails with out of memory.",
+])
+def test_an_input_size_raised_on_a_schedule_is_the_input(note):
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.length_schedule_grows, note
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "input_size_too_large", causes
+
+
+def test_a_learning_rate_that_increases_every_epoch_is_no_input_schedule():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="The learning rate increases every epoch during warmup; the input size is fixed at 224."))
+    assert not signals.length_schedule_grows
+
+
+@pytest.mark.parametrize("note", [
+    "It crashes in the middle of training with the Trainer on my seq2seq data.",
+    "Fine-tuning T5 fails at 1200/9000 steps with CUDA OOM.",
+])
+def test_a_failure_partway_through_training_is_read_as_later(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.growth, note
+
+
+def test_the_first_of_many_steps_is_no_later_failure():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note="It fails at 1/9000 steps, right away."))
+    assert not signals.growth
+
+
+@pytest.mark.parametrize("note", ["PaddleSeg's evaluation runs out of memory, training is fine.",
+                                  "mmocr's test step fails with out of memory after training works."])
+def test_a_toolkits_own_evaluation_already_runs_without_gradients(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.managed_eval, note

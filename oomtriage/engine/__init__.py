@@ -37,7 +37,7 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:can't|cannot|can not|couldn't|could not|won't|will not) (?:run|fit|train|load)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     # "my 10GB card cannot run it", "it no longer fits my 12 GB card", "the buffer cannot be allocated anymore"
     r"\b\d+(?:\.\d+)? ?(?:GB|GiB|G) (?:card|gpu|vram|graphics card)\b[^.;?]{0,20}?\b(?:can't|cannot|can not|couldn't|could not|is not able to|isn't able to) (?:run|fit|load|handle|train)\b|"
-    r"\b(?:no longer|doesn't|does not|don't|do not|won't|will not|didn't|did not) fits? (?:on |in |into )?(?:my |the |a |an |one |this )?(?:\d+(?:\.\d+)? ?(?:GB|GiB|G) )?(?:card|gpu|vram|device|graphics card)\b|"
+    r"\b(?:no longer|doesn't|does not|don't|do not|won't|will not|wouldn't|would not|didn't|did not|can't|cannot|can not|not) fits? (?:on |in |into )?(?:my |the |a |an |one |this )?(?:\d+(?:\.\d+)? ?(?:GB|GiB|G) )?(?:card|gpu|vram|device|graphics card)(?: memory)?\b|"
     r"\b(?:cannot|can't|could not|couldn't) be allocated\b|\bfail(?:s|ed)? to allocate\b|"
     # "it cannot allocate 568 MB", "won't load: the 4 GB buffer can't be allocated"
     r"\b(?:cannot|can't|can not|could not|couldn't|unable to) allocate (?:about |around |~ ?|even )?\d+(?:\.\d+)? ?(?:[KMGT]i?B|[MG])\b|"

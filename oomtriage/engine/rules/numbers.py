@@ -88,6 +88,21 @@ def inputs_growing_through_the_run(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def input_size_raised_on_a_schedule(data: RuleInput) -> Iterator[Vote]:
+    """A curriculum or progressive resizing raises the sequence length or resolution as the epochs go
+    by: every step's activations grow with it, so the run that fit at the start stops fitting once the
+    schedule passes what the card holds. That is the input's size, not something kept."""
+    signals = data.signals
+    if not signals.length_schedule_grows:
+        return
+    yield Vote("input_size_too_large", 0.6, f'The input size is raised as training goes on ("{signals.evidence["length_schedule_grows"]}"): '
+               "each later epoch runs on longer (or larger) inputs than the first; cap the length the schedule reaches, "
+               "or lower the batch as it grows.")
+    for cause in ("graph_retained", "reference_leak", "batch_too_large"):
+        yield Vote(cause, -0.25, "The later failure follows the schedule's input size, which grows by design.")
+
+
+@rule
 def allocator_settings_in_the_note(data: RuleInput) -> Iterator[Vote]:
     """expandable_segments and max_split_size_mb change nothing but how the cache is carved into
     blocks: an OOM they make go away was fragmentation; one that survives them was not (or the
