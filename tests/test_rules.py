@@ -6010,3 +6010,86 @@ def test_the_first_of_many_steps_is_no_later_failure():
 def test_a_toolkits_own_evaluation_already_runs_without_gradients(note):
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
     assert signals.managed_eval, note
+
+
+@pytest.mark.parametrize("note", [
+    "It ran fine at 512, but when I tried to increase the size of the images to 1024 it runs out of memory.",
+    "Doubling the resolution of the input frames gives CUDA out of memory.",
+    "With a larger image size (768 instead of 384) training fails at the first step.",
+])
+def test_a_larger_input_that_made_it_fail_is_the_input(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.input_raised and not signals.growth, (signals.evidence, note)
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "input_size_too_large", causes
+
+
+def test_raising_the_batch_is_not_a_larger_input():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="When I increase the batch size to 64 it fails."))
+    assert not signals.input_raised and signals.batch_raised
+
+
+def test_memory_that_increases_is_still_growth():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="GPU memory increases every iteration until it fails."))
+    assert signals.growth
+
+
+@pytest.mark.parametrize("note", [
+    "I already tried to set the batch size down to 4 without any improvement.",
+    "Lowering the batch to 2, without success: still out of memory.",
+])
+def test_a_smaller_batch_without_improvement_did_not_help(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.batch_no_help, note
+
+
+@pytest.mark.parametrize("note", [
+    "Batch size 4 with gradient_accumulation_steps=64 on my 8 GB card still runs out of memory.",
+    "I set num_D_accumulations to 32 and the batch to 8; it still fails with CUDA out of memory.",
+])
+def test_accumulating_and_still_out_of_memory_is_the_models_states(note):
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "model_too_large", causes
+
+
+def test_accumulation_that_fits_is_no_evidence_for_the_model():
+    report = analyze_inputs([], text="RuntimeError: CUDA out of memory.",
+                            note="With gradient accumulation over 8 steps it works; at batch 64 without it, it fails.")
+    assert not any("already accumulated" in e for c in report.causes for e in c.evidence)
+
+
+@pytest.mark.parametrize(("text", "note"), [
+    ("RuntimeError: CUDA out of memory. Tried to allocate 40.00 GiB (GPU 0; 23.65 GiB total capacity; 3.00 GiB already allocated; "
+     "19.00 GiB free; 3.10 GiB reserved in total by PyTorch)",
+     "A Conv3d on an input of shape (8, 16, 128, 256, 256) in half precision fails like this."),
+    ("RuntimeError: CUDA out of memory. Tried to allocate 24.00 GiB (GPU 0; 15.78 GiB total capacity; 2.00 GiB already allocated; "
+     "13.00 GiB free; 2.10 GiB reserved in total by PyTorch)",
+     "conv_transpose2d on a float tensor of shape (16, 8, 512, 512) asks for this."),
+])
+def test_a_convolution_asking_many_times_its_tensor_is_the_workspace(text, note):
+    causes = [c.id for c in analyze_inputs([], text=text, note=note).causes]
+    assert causes[0] == "cudnn_or_workspace", causes
+
+
+def test_a_convolution_asking_about_its_tensor_is_no_workspace():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.00 GiB already allocated; "
+            "1.00 GiB free; 5.10 GiB reserved in total by PyTorch)")
+    report = analyze_inputs([], text=text, note="A Conv2d on a float input of shape (32, 64, 512, 512) fails.")
+    assert report.causes[0].id != "cudnn_or_workspace", [c.id for c in report.causes]
+
+
+@pytest.mark.parametrize("note", [
+    "Out of VRAM on Windows with 16GB RAM and a 48GB card, no matter how small the batch size is.",
+    "My PC has 8 GB RAM and a 24GB GPU; even with batch size 1 it fails loading, whatever the batch.",
+])
+def test_less_ram_than_the_card_whatever_the_batch_is_the_host(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes and causes[0] == "dataloader_or_host", causes
+
+
+def test_more_ram_than_the_card_is_no_host_lead():
+    report = analyze_inputs([], text="RuntimeError: CUDA out of memory.",
+                            note="64GB RAM and an 8GB card; no matter how small the batch, it fails.")
+    assert report.causes[0].id != "dataloader_or_host", [c.id for c in report.causes]

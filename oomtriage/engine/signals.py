@@ -127,7 +127,11 @@ _GROWTH = (# "a constant incremental of the use of its memory", "a steady rise i
            r"more and more (?:gpu |cuda |video |device |host |system )?(?:memory|vram|ram)\b|"
            # "memory slowly grows", "VRAM usage accumulates", with no negation between subject and verb
            r"(?:memory|usage|vram|allocated|reserved)\b(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b)[^.;]){0,40}?"
-           r"\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up|(?:gets?|getting|got) (?:bigger|larger|higher))\b"
+           r"(?<!\bto )(?<!\btry )(?<!\btried )\b(?:grows?|growing|grew|increases?|increasing|increased|rises?|rising|rose|climbs?|accumulat\w*|goes up|builds? up|(?:gets?|getting|got) (?:bigger|larger|higher))\b"
+           # ("when I tried to increase the size of the image" is a setting raised, not memory growing)
+           # ("rising batch by batch" is memory growing: a bare "batch" is a setting only as "batch size")
+           r"(?! (?:(?:the |my |our |its |an? )(?:size|resolution|batch|image|input|sequence|length|number|dimension|width|height|crop|model)s?\b|"
+           r"(?:size|resolution|image|input|sequence|length|number|dimension|width|height|crop|model)s?\b|batch[ _-]?size\b))"
            # "memory goes up with the square of the count" is how it scales, not a growth over time
            r"(?! (?:with|as|in proportion to|proportionally|linearly|quadratically|by the square)\b)|"
            r"(?:works?|runs?|ran|trains?|trained|goes|went|is fine) (?:fine |well |ok |normally )?for (?:about |around |~ ?)?"
@@ -174,7 +178,7 @@ _RELOAD_IN_PROCESS = (r"\bbest[_ ](?:model|checkpoint|weights)\b|\bload_best\w*|
                       r"\b(?:at )?the end of (?:the )?training\b|\bonce training (?:is )?(?:done|finished|over)\b")
 # --- what the user tried and what changed -------------------------------------------------------
 _SMALLER = r"(?:lower\w*|reduc\w*|smaller|decreas\w*|shrink\w*|halv\w*|cut\w*|dropp\w*|bring\w*|brought|even with|also with|still \w+ with|tried)"
-_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed|changed nothing|made no difference|makes no difference|(?:did ?n[o']t|didn't) make (?:a|any) difference|to no avail|no luck"
+_DID_NOT_HELP = r"(?:did ?n[o']t|does ?n[o']t|didn't|doesn't|no|not) (?:seem to )?(?:help|change|fix|work|matter|solve|affect)|without (?:any )?(?:improvement|success|effect|change|difference)|(?:seems?|seemed) not to (?:help|change|affect|matter)|still (?:fails?|get|hit|oom|crash|run)|same error|no change|with no (?:change|effect)|no effect|nothing changed|changed nothing|made no difference|makes no difference|(?:did ?n[o']t|didn't) make (?:a|any) difference|to no avail|no luck"
 # (the smaller batch and the batch that failed are one clause: "8 and lower works, but when I try a
 # batch size like 16 it doesn't work" says the larger batch fails, not that lowering did not help)
 _BATCH_NO_HELP = (rf"{_SMALLER}(?:(?!\bbut\b).){{0,40}}batch.{{0,60}}(?:{_DID_NOT_HELP})|"
@@ -182,7 +186,7 @@ _BATCH_NO_HELP = (rf"{_SMALLER}(?:(?!\bbut\b).){{0,40}}batch.{{0,60}}(?:{_DID_NO
                   r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:seems?|seemed) not to (?:affect|help|change|matter)\b|"
                   r"(?<![A-Za-z])batch\w{0,30}\b[^.;]{0,30}?\b(?:does ?n[o']t|did ?n[o']t|has no|had no) (?:seem to )?(?:affect|effect|help|change|matter)\b|batch size (?:of |=\s?)?1\b(?:(?!\bbut\b|\bwhile\b|\bwhereas\b|\d)[^.;]){{0,40}}(?:{_DID_NOT_HELP}|fails?|still)|"
                   rf"(?:even|still) (?:\w+ )?(?:with|at) (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?1\b|smaller batch)|"
-                  rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)|"
+                  rf"batch[_ ]size\s?=?\s?[12]\b.{{0,30}}(?:{_DID_NOT_HELP})|whatever the (?:batch|dataset)|no matter (?:how (?:small|low|little) |what )(?:the |my )?batch|"
                   # "even batch=36 stops", "even with batch size 8 it still fails"
                   r"\beven (?:with |at )?(?:a )?batch(?:[ _-]?size)?\s?(?:of |[=:]\s?)?\d+\b[^.;]{0,30}?\b(?:stops|stopped|fails|failed|crashes|crashed|still|runs out|ran out|ooms|dies|died)\b|"
                   # "the batch is already 1", "I already use a batch size of 1"
@@ -589,6 +593,12 @@ _BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!fro
                  r"works? (?:fine )?(?:with|at) (?:a )?batch(?:[ _-]?size)?\s?(?:of |=\s?)?\d+ but|"
                  r"(?:bigger|larger|higher) (?:mini-?)?batch(?:es| sizes?)?\b|above a (?:mini-?)?batch|"
                  r"\d+ (?:\w+ )?per (?:mini-?)?batch\b[^.;]{0,40}\b\d+ (?:\w+ )?per (?:mini-?)?batch")
+# The input made larger as what made it fail ("when I tried to increase the size of the image", "doubling
+# the resolution", "a larger image size"): each activation grows with it.
+_INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |our )?(?:\w+ )?(?:size|resolution|dimensions?|side|length) of (?:the |my |our |each |every )?"
+                 r"(?:images?|pictures?|photos?|inputs?|frames?|crops?|patch(?:es)?|renders?|outputs?|sequences?|videos?)\b|"
+                 r"\b(?:increas|rais|doubl|bump|enlarg)\w* (?:the |my |our )?(?:image|input|crop|patch|render|output|training|default) ?(?:size|resolution|length|side)s?\b|"
+                 r"\b(?:larger|bigger|higher) (?:image|input|crop|patch|output|render) ?(?:sizes?|resolutions?)\b")
 # Gradients left on where nothing is trained: what the note says about requires_grad and no_grad.
 _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?)? (?:are |is )?(?:still )?(?:on|enabled)\b|"
                  r"keeps? (?:a|the) (?:computation(?:al)? |autograd )?graph|never (?:wrapped|used|put) (?:it |them )?(?:in|under) (?:torch\.)?no_grad|"
@@ -891,6 +901,8 @@ _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.
 # Gradient accumulation named ("extend_with_gradient_accumulation", "accumulate_gradient_steps=2",
 # "grad_accum_steps"): an optimizer wrapper that accumulates keeps a buffer the size of every weight.
 _ACCUMULATION_NAMED = (r"\bgradient[ _]accumulation\w*|\bgrad(?:ient)?_accum\w*|\baccum(?:ulate)?_grad\w*|\baccumulate_gradient\w*|"
+                       # BigGAN-style "num_G_accumulations", "num_accumulation_steps"
+                       r"\bnum_\w*accumulat\w*|\baccumulation[_ ]steps\b|"
                        r"\baccumulat\w* (?:the )?gradients?\b")
 _ORIGINAL_FITS = (r"\b(?:with|using|in|on) (?:the )?(?:stock|original|vanilla|upstream|plain|official|reference) (?:\w+ ){0,3}?"
                   # "with stock SAM and the same settings this problem does not exist"
@@ -1429,6 +1441,8 @@ class Signals:
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
+    host_ram_bytes: int | None = None  # the machine's RAM, where the note says it ("16GB RAM")
+    input_raised: bool = False  # a larger input (image size, resolution, length) is what made it fail
     length_schedule_grows: bool = False  # the input size is raised on a schedule as training goes on
     larger_batch_fails_sooner: bool = False  # a larger batch fails at once where a smaller one runs a while first
     load_without_dtype: bool = False
@@ -1737,6 +1751,10 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
         signals.batch_size = int(next(group for group in batch.groups() if group))
     if worked and failed:
         signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
+    # (only "RAM" said as such: "6GB of memory" is as often the card's; "\bRAM" never matches inside "VRAM")
+    ram = _search(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(?:GB|GiB|G)\s?(?:of )?(?:system |host |cpu |ddr\d? )?RAM\b|\bRAM\s?(?::|=|of|is)?\s?(\d+(?:\.\d+)?)\s?(?:GB|GiB|G)\b", note)
+    if ram:
+        signals.host_ram_bytes = int(float(next(group for group in ram.groups() if group)) * 1e9)
     sooner = _larger_batch_fails_sooner(run_note)
     if sooner:
         signals.larger_batch_fails_sooner = True
@@ -2563,7 +2581,7 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

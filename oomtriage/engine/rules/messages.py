@@ -53,6 +53,24 @@ def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
                    "worker processes, pinned buffers and prefetched batches live in RAM, not on the GPU.")
 
 
+@rule
+def less_ram_than_the_card(data: RuleInput) -> Iterator[Vote]:
+    """A machine with less RAM than its card, failing whatever the batch: the weights pass through
+    host memory on their way to the device, and the driver commits host memory for device buffers
+    (on Windows against RAM plus the page file), so the failure the tools report as VRAM can be the
+    host's commit limit."""
+    signals = data.signals
+    ram, card = signals.host_ram_bytes, signals.note_gpu_capacity
+    if not (ram and card and ram < 0.5 * card and signals.batch_no_help):
+        return
+    windows = bool(re.search(r"\bwindows\b|\bwin ?1[01]\b|page ?file", data.context.note or "", re.IGNORECASE))
+    yield Vote("dataloader_or_host", 0.65 if windows else 0.55, f"The machine has {ram / 1e9:.0f} GB of RAM for a {card / 1e9:.0f} GB card "
+               "and the batch makes no difference: loading passes the weights through host memory and the driver commits host "
+               "memory for device buffers" + (" (on Windows against RAM plus the page file: enlarge the page file)" if windows else "")
+               + "; add RAM or swap, or load the weights straight to the device.")
+    yield Vote("batch_too_large", -0.2, "A smaller batch made no difference.")
+
+
 def _no_device_message(error) -> bool:
     """No accelerator said it ran out: no message at all, or a host/CPU one. A note's host-side
     reading (the data pipeline, a cache in RAM) is then what failed, not a bystander."""

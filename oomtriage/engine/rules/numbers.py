@@ -411,5 +411,37 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
                    "score matrix (batch x heads x seq x seq).")
 
 
+_CONVOLUTION_SAID = re.compile(r"\bconv(?:olution)?s?\b|\bconv(?:_?transpose)?[123]d\b|\bconvtranspose[123]?d?\b|\bdeconv\w*|\bcudnn\b", re.IGNORECASE)
+
+
+@rule
+def a_convolution_asking_many_times_its_tensor(data: RuleInput) -> Iterator[Vote]:
+    """A convolution whose input the note gives as a shape, asking for many times that tensor's bytes:
+    no activation of that input is that large (the output of a convolution is the input's size times
+    its channel ratio), so the request is the algorithm's scratch workspace, which cuDNN sizes by the
+    algorithm it picked. A deterministic or benchmarked choice, or a workspace limit, picks one that fits."""
+    signals, n = data.signals, data.numbers
+    if not n.requested or not signals.note_shapes:
+        return
+    frames = " ".join(f"{frame.function or ''} {frame.code or ''}" for frame in meaningful_frames(data.context)[:3])
+    if not _CONVOLUTION_SAID.search(f"{data.context.note or ''} {frames}"):
+        return
+    element_bytes = 2 if signals.low_precision else 4
+    largest = max(_elements(shape) for shape in signals.note_shapes) * element_bytes
+    if largest < 64 * 1024**2 or n.requested < 8 * largest:
+        return
+    yield Vote("cudnn_or_workspace", 0.7, f"The convolution asks for {format_size(n.requested)}, {n.requested / largest:.0f} times its "
+               f"{format_size(largest)} tensor: no activation of that input is that large, the algorithm's workspace is; set "
+               "torch.backends.cudnn.deterministic = True (or benchmark = True) so a leaner algorithm is chosen, or split the batch.")
+    yield Vote("input_size_too_large", -0.35, "The input's own tensor is a fraction of the request.")
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    count = 1
+    for side in shape:
+        count *= side
+    return count
+
+
 def _power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0

@@ -982,6 +982,37 @@ def batch_sized_in_another_unit(data: RuleInput) -> Iterator[Vote]:
                    "activations scale with it like with a batch size; lower it (and drop the longest examples if one alone is too large).")
 
 
+_STILL_FAILS = re.compile(r"\bstill\b[^.;]{0,40}?\b(?:runs?|ran|fails?|failed|ooms?|out of memory|crash\w*|errors?|breaks?)\b", re.IGNORECASE)
+
+
+@rule
+def accumulating_and_still_out_of_memory(data: RuleInput) -> Iterator[Vote]:
+    """Gradient accumulation already splits the effective batch into small steps; a run that still
+    runs out at that step size is held by what does not shrink with the batch: the weights, their
+    gradients, the optimizer's moments and any EMA copy."""
+    signals = data.signals
+    if not signals.accumulation_named or signals.original_fits or not _STILL_FAILS.search(data.context.note or ""):
+        return
+    yield Vote("model_too_large", 0.4, f'The batch is already accumulated over small steps ("{signals.evidence["accumulation_named"]}") '
+               "and it still does not fit: what stays is the model's states (weights, gradients, optimizer moments, EMA copies); "
+               "use a smaller model, half precision, an 8-bit or lighter optimizer, or a larger card.")
+    yield Vote("batch_too_large", -0.25, "The step's batch was already cut down by accumulating.")
+
+
+@rule
+def input_raised(data: RuleInput) -> Iterator[Vote]:
+    """The input made larger (an image size doubled, a higher resolution, a longer length) is what
+    made a run that fit fail: activations grow with the input's pixels or tokens, four times for a
+    doubled side."""
+    signals = data.signals
+    if not signals.input_raised or signals.input_no_help:
+        return
+    yield Vote("input_size_too_large", 0.65, f'A larger input is what made it fail ("{signals.evidence["input_raised"]}"): activations '
+               "grow with the pixels (four times for a doubled side) or the tokens; keep the size that fit, or tile the input.")
+    for cause in ("reference_leak", "graph_retained"):
+        yield Vote(cause, -0.25, "What changed between the run that fit and the one that fails is the input's size.")
+
+
 @rule
 def batch_raised(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
