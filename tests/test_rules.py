@@ -5977,6 +5977,7 @@ def test_fitting_a_curve_is_no_suspected_oom():
     "I train with increase_seq_length_train = True and a factor of 2, and after many epochs it runs out of memory.",
     "The sequence length doubles every epoch in my curriculum and at epoch 6 CUDA runs out of memory.",
     "With progressive resizing the last stage at 512 px fails with out of memory.",
+    "The trainer raises the crop size every stage, and by the third stage the GPU runs out of memory.",
 ])
 def test_an_input_size_raised_on_a_schedule_is_the_input(note):
     signals = read_signals(build_context(text="", note=note))
@@ -6083,6 +6084,7 @@ def test_a_convolution_asking_about_its_tensor_is_no_workspace():
 @pytest.mark.parametrize("note", [
     "Out of VRAM on Windows with 16GB RAM and a 48GB card, no matter how small the batch size is.",
     "My PC has 8 GB RAM and a 24GB GPU; even with batch size 1 it fails loading, whatever the batch.",
+    "12GB RAM beside a 24GB card: out of memory no matter what batch I pick.",
 ])
 def test_less_ram_than_the_card_whatever_the_batch_is_the_host(note):
     causes = [c.id for c in analyze_inputs([], text="", note=note).causes]

@@ -1249,6 +1249,9 @@ _LENGTHS_INCREASING = (r"\b(?:shortest|smallest)\b[^.;]{0,40}?\b(?:to|then|befor
 _LENGTH_SCHEDULE_GROWS = (r"\bincreas\w*[_ ](?:the )?(?:seq(?:uence)?|context|input|image|crop|patch|max)[_ ]?(?:len(?:gth)?|size|resolution)s?(?:[_ ]\w+)?\s?(?:=|:)\s?(?:true|1|yes)\b|"
                           r"\b(?:seq(?:uence)?|context|input|image|crop)[_ ]?(?:len(?:gth)?|size|resolution)s?\b[^.;]{0,40}?\b(?:doubles?|doubled|doubling|multipl\w*|grows?|increases?|is increased) "
                           r"(?:by \w+ )?(?:every|each|per|after|with (?:each|every)) (?:\w+ )?(?:epochs?|stages?|phases?|rounds?)\b|"
+                          # the verb first: "my curriculum doubles the sequence length every two epochs"
+                          r"\b(?:doubl|increas|multipl|rais|grow)\w* (?:the |its |my )?(?:seq(?:uence)?|context|input|image|crop)[_ ]?(?:len(?:gth)?|size|resolution)s? "
+                          r"(?:by \w+ )?(?:every|each|per|after) (?:\w+ )?(?:epochs?|stages?|phases?|rounds?)\b|"
                           r"\bprogressive (?:resizing|growing|resolution)\b|\bcurriculum (?:on|over|by) (?:sequence |input )?(?:length|size)\b")
 # A failure that began a few days ago on a setup that had run, with nothing of the user's said to
 # have changed: a hosted notebook, an image or a dependency updated underneath.

@@ -61,7 +61,7 @@ def less_ram_than_the_card(data: RuleInput) -> Iterator[Vote]:
     host's commit limit."""
     signals = data.signals
     ram, card = signals.host_ram_bytes, signals.note_gpu_capacity
-    if not (ram and card and ram < 0.5 * card and signals.batch_no_help):
+    if not (ram and card and ram <= 0.5 * card and signals.batch_no_help):
         return
     windows = bool(re.search(r"\bwindows\b|\bwin ?1[01]\b|page ?file", data.context.note or "", re.IGNORECASE))
     yield Vote("dataloader_or_host", 0.65 if windows else 0.55, f"The machine has {ram / 1e9:.0f} GB of RAM for a {card / 1e9:.0f} GB card "
