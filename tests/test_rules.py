@@ -6095,3 +6095,46 @@ def test_more_ram_than_the_card_is_no_host_lead():
     report = analyze_inputs([], text="RuntimeError: CUDA out of memory.",
                             note="64GB RAM and an 8GB card; no matter how small the batch, it fails.")
     assert report.causes[0].id != "dataloader_or_host", [c.id for c in report.causes]
+
+
+@pytest.mark.parametrize("note", [
+    "When flash attention is uninstalled the 1.3b model tries to use 48 GB VRAM; with flash attention it uses 6.5 GB.",
+    "Without xformers the same generation needs 22 GB and runs out of memory on my 12 GB card.",
+    "With sdpa disabled it takes 30 GB at 1024 px.",
+])
+def test_memory_that_depends_on_the_attention_kernel_is_the_attention(note):
+    signals = read_signals(build_context(text="torch.OutOfMemoryError: CUDA out of memory.", note=note))
+    assert signals.attention_kernel_decides, note
+    causes = [c.id for c in analyze_inputs([], text="torch.OutOfMemoryError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "attention_quadratic", causes
+
+
+def test_a_fused_kernel_named_is_no_kernel_that_decides():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="I use flash attention 2 and a 7B model in 16 GB; it fails at 8k tokens."))
+    assert not signals.attention_kernel_decides
+
+
+@pytest.mark.parametrize("note", [
+    "The prefill runs out of memory at 32768 tokens; the peak grows 4x when the prompt length doubles.",
+    "Memory use is quadratic in the sequence length, and at 20k tokens it fails.",
+    "Peak memory looks like O(L^2): fine at 4k, out of memory at 16k.",
+])
+def test_memory_growing_with_the_square_of_the_length_is_the_attention(note):
+    signals = read_signals(build_context(text="", note=note))
+    assert signals.quadratic_in_length, note
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "attention_quadratic", causes
+
+
+def test_memory_growing_linearly_with_the_length_is_not_quadratic():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="The peak grows 2x when the prompt length doubles, linear in the tokens."))
+    assert not signals.quadratic_in_length
+
+
+@pytest.mark.parametrize("note", ["The max batch size per GPU is 2 on my 1080 Ti, not 4 as in the README.",
+                                  "The largest batch I can fit is 6 on this card."])
+def test_the_largest_batch_that_fits_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note

@@ -23,7 +23,10 @@ MAX_CONFIDENCE = 0.97
 # crashes", "memory error", "gets killed"), or that its memory climbs on the way there ("a memory
 # leak", "memory usage keeps increasing"): enough to rank causes without the message.
 _NOTE_SAYS_IT_DIED = re.compile(
-    r"out[- ]of[- ](?:\w+ )?memory|\bout of (?:gpu |video )?(?:vram|video ram)\b|(?:runs?|ran) out of(?! (?:the )?(?:data|samples|batches|items|examples|files|steps|time|patience|disk|space|tokens|ideas|options)\b)|\bruns? out (?:first|too|early|quickly|soon)\b|"
+    r"out[- ]of[- ](?:\w+ )?memory|\bout of (?:gpu |video )?(?:vram|video ram)\b|"
+    # the largest batch that fits, said as a limit: "the max batch per GPU is 2, not 4"
+    r"\b(?:max(?:imum)?|largest|biggest) (?:\w+ )?(?:batch(?:[ _-]?size)?|frames|images|samples|sequences)(?: per (?:gpu|card|device))? "
+    r"(?:that fits |(?:i|we) can (?:fit|use|run|train with) )?(?:is|was) (?:only )?\d+\b|(?:runs?|ran) out of(?! (?:the )?(?:data|samples|batches|items|examples|files|steps|time|patience|disk|space|tokens|ideas|options)\b)|\bruns? out (?:first|too|early|quickly|soon)\b|"
     # "it takes more than 32G and runs out": run out of nothing named is out of memory
     r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     # space on a GPU is its memory: "a GPU with 15GB and it runs out of space", "out of space on the GPU"

@@ -1140,6 +1140,24 @@ def video_inputs(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def attention_materialised(data: RuleInput) -> Iterator[Vote]:
+    """Two kinds of evidence that the attention scores are materialised: the memory changes many-fold
+    with and without a fused kernel (a naive path keeps heads x L x L scores, a fused one none), or it
+    grows with the square of the length (activations and the KV cache grow linearly)."""
+    signals = data.signals
+    if signals.attention_kernel_decides:
+        yield Vote("attention_quadratic", 0.75, f'The memory depends on the attention kernel ("{signals.evidence["attention_kernel_decides"]}"): '
+                   "without the fused kernel the score matrix over every pair of positions is materialised; install it (or use "
+                   "SDPA / xformers) for the card, or fall back to a memory-efficient attention.")
+        yield Vote("model_too_large", -0.4, "The same weights fit with the fused kernel: what the naive path adds is the scores.")
+    if signals.quadratic_in_length:
+        yield Vote("attention_quadratic", 0.65, f'Memory grows with the square of the length ("{signals.evidence["quadratic_in_length"]}"): '
+                   "only the attention scores do (activations and the KV cache grow linearly); use a fused kernel (flash / SDPA), "
+                   "or process the prompt in chunks.")
+        yield Vote("kv_cache_or_generation", -0.25, "A KV cache grows linearly with the tokens, not with their square.")
+
+
+@rule
 def long_sequences(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.seq_len and signals.seq_len >= 8192 and not signals.domains & {"llm", "encoder"}:
