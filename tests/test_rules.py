@@ -6138,3 +6138,58 @@ def test_memory_growing_linearly_with_the_length_is_not_quadratic():
 def test_the_largest_batch_that_fits_is_a_suspected_oom(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and report.causes, note
+
+
+@pytest.mark.parametrize("note", [
+    "LoRA fine-tuning of a 70B model in bf16 on 2 A100 80GB with DDP runs out of memory at micro batch 1.",
+    "Adapter training of falcon-40b in bf16 fails on one A100 80GB, and on 4 of them too.",
+])
+def test_frozen_weights_larger_than_one_card_are_the_model_on_several_gpus_too(note):
+    causes = [c.id for c in analyze_inputs([], text="torch.cuda.OutOfMemoryError: CUDA out of memory.", note=note).causes]
+    assert causes[0] == "model_too_large", causes
+
+
+@pytest.mark.parametrize("note", [
+    "Full fine-tuning of Llama-2-7b fails on 16GB GPUs. How do I set QLoRA with 4-bit NF4 to reduce memory?",
+    "Training a 7B model fails on my 16 GB card; I want to try 8-bit loading next.",
+])
+def test_a_precision_asked_about_is_not_the_runs(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.weight_bytes not in (0.5, 1.0) and not signals.quantized_weights, (signals.weight_bytes, note)
+
+
+def test_a_precision_in_use_is_still_read():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="QLoRA with 4-bit NF4 on a 13B model fails on my 12 GB card."))
+    assert signals.weight_bytes == 0.5
+
+
+@pytest.mark.parametrize("note", [
+    "The jax + torch tutorial notebook sets XLA_PYTHON_CLIENT_ALLOCATOR=platform; without it the notebook hits CUDA OOM.",
+    "My PyTorch training uses a JAX data augmentation step and runs out of memory; XLA_PYTHON_CLIENT_PREALLOCATE is not set.",
+])
+def test_jax_beside_torch_in_one_program_is_its_preallocation(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes and causes[0] == "other_process_or_device", causes
+
+
+@pytest.mark.parametrize("note", [
+    "Inference on a 12GB GPU always reports not enough CUDA memory. Should I use smaller resized pictures?",
+    "Predicting on my scans fails with OOM; can I feed smaller crops instead?",
+])
+def test_a_note_asking_about_smaller_inputs_points_at_the_input(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes and causes[0] == "input_size_too_large", causes
+
+
+@pytest.mark.parametrize("note", ["At inference the 80G GPU runs out; my input image shape is (750, 1000).",
+                                  "Test image size [1, 2048, 1536] gives CUDA out of memory."])
+def test_an_image_shape_written_as_a_tuple_is_its_size(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.long_input, note
+
+
+def test_a_small_image_shape_is_not_a_large_input():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="My input image shape is (224, 224) and the batch is 512."))
+    assert not signals.long_input

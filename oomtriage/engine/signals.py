@@ -599,6 +599,10 @@ _INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |ou
                  r"(?:images?|pictures?|photos?|inputs?|frames?|crops?|patch(?:es)?|renders?|outputs?|sequences?|videos?)\b|"
                  r"\b(?:increas|rais|doubl|bump|enlarg)\w* (?:the |my |our )?(?:image|input|crop|patch|render|output|training|default) ?(?:size|resolution|length|side)s?\b|"
                  r"\b(?:larger|bigger|higher) (?:image|input|crop|patch|output|render) ?(?:sizes?|resolutions?)\b")
+# The note asks whether smaller inputs would do ("should I use smaller resized pictures?"): the user's
+# inputs are large enough that they suspect them.
+_ASKS_SMALLER_INPUT = (r"\b(?:should|could|can|do|would|must) (?:i|we) (?:use|try|feed|pass|give it|resize (?:to|into)?) (?:a |the |some )?"
+                       r"(?:smaller|lower|reduced|shorter)(?:[- ]resolution| resized| sized?)? (?:resized )?(?:\w+ )?(?:pictures?|images?|inputs?|photos?|frames?|resolutions?|crops?|clips?)\b")
 # Gradients left on where nothing is trained: what the note says about requires_grad and no_grad.
 _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?)? (?:are |is )?(?:still )?(?:on|enabled)\b|"
                  r"keeps? (?:a|the) (?:computation(?:al)? |autograd )?graph|never (?:wrapped|used|put) (?:it |them )?(?:in|under) (?:torch\.)?no_grad|"
@@ -710,7 +714,10 @@ _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:al
                     r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
-_LONG_INPUT = (r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
+_LONG_INPUT = (# an image's shape written as a tuple: "my input image shape is (750, 1000)", "image size [1024, 2048, 3]"
+               r"\b(?:images?|pictures?|photos?|frames?|inputs?)(?:'s)? (?:\w+ )?(?:shape|size|resolution|dimensions?) (?:is |of |are |=\s?|:\s?)?"
+               r"[(\[]\s?(?:[1-9]\d?\s?,\s?)?(?:[5-9]\d{2}|\d{4,5})\s?,\s?(?:[5-9]\d{2}|\d{4,5})(?:\s?,\s?[1-4])?\s?[)\]]|"
+               r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "
                r"(?:\w+ )?(?:audio|recording|file|wav|clip|video|speech|podcast|meeting|lecture|interview|track|song)|"
                # "the track is 4356 seconds long", "my recordings are about 40 minutes"
                r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:only |just |about |around |over |nearly |~ ?)?"
@@ -1455,6 +1462,7 @@ class Signals:
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
+    asks_smaller_input: bool = False  # the note asks whether smaller inputs would fit
     attention_kernel_decides: bool = False  # the memory differs with and without a fused attention kernel
     quadratic_in_length: bool = False  # memory said to grow with the square of the length
     host_ram_bytes: int | None = None  # the machine's RAM, where the note says it ("16GB RAM")
@@ -2564,6 +2572,20 @@ def _mark(signals: Signals, name: str, match: re.Match[str] | None) -> bool:
     return bool(match)
 
 
+# A sentence that asks how to set something up, or says it is wanted, names a remedy the run does not
+# use yet: "How do I set QLoRA (4-bit NF4) to reduce memory?", "I want to try 8-bit Adam".
+_WISH = re.compile(r"\bhow (?:do|can|could|should|would) (?:i|we|you|one)\b|\bhow to\b|\b(?:want|wanted|would like|wish|plan|planning|hope|hoping|"
+                   r"thinking of|considering|going) to (?:use|try|set|enable|switch|load|apply|run)\b|\bis it possible to\b|\bis there a way to\b", re.IGNORECASE)
+
+
+def _without_wishes(note: str) -> str:
+    if not _WISH.search(note):
+        return note
+    # (the separators are kept: "quantized: yes" stays one reading)
+    pieces = re.split(f"({_SENTENCE_END.pattern})", note)
+    return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], english_reading(context.note or ""))
     frames = frame_text(context)
@@ -2576,6 +2598,8 @@ def read_signals(context: TriageContext) -> Signals:
     what_failed = " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals, what_failed)
+    # (the precision the run stores its weights in is not one the note asks how to set)
+    signals.weight_bytes = _weight_bytes(_without_wishes(note))
     if signals.batch_size is not None:
         signals.evidence.setdefault("batch_size", "the note")
     if context.runtime:
@@ -2589,7 +2613,7 @@ def read_signals(context: TriageContext) -> Signals:
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
         "frozen": (_FROZEN, note), "small_state_optimizer": (_SMALL_STATE_OPTIMIZER, note),
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
-        "lora": (_LORA, what_failed),
+        "lora": (_LORA, _without_wishes(what_failed)),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
         "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
@@ -2597,8 +2621,8 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, everything), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "placement_not_honoured": (_PLACEMENT_NOT_HONOURED, note),
@@ -2905,7 +2929,9 @@ def read_signals(context: TriageContext) -> Signals:
     # ("in JAX it fits") is no such process, hence the words that put both in one.
     ported = r"(?:jax|flax|torch|pytorch)(?: (?:version|port|implementation|one|code))"
     jax_in_torch = bool(jax and torch and not _search(_OTHER_FRAMEWORK_FITS, note) and not _search(rf"\b{ported}\b[^.;]{{0,80}}?\b{ported}\b", note) and
-                        _search(r"\bimport\w*\b|\bsame (?:process|script|file|program|notebook|python)\b|\bboth\b|\btogether\b|\balongside\b|\bbeside\b", note))
+                        _search(r"\bimport\w*\b|\bsame (?:process|script|file|program|notebook|python)\b|\bboth\b|\btogether\b|\balongside\b|\bbeside\b|"
+                                # "the jax + torch notebook", and JAX's own allocator settings named beside torch
+                                r"\bjax\s?(?:\+|&|and|with)\s?(?:py)?torch\b|\b(?:py)?torch\s?(?:\+|&|and|with)\s?jax\b|\bXLA_PYTHON_CLIENT_\w+", note))
     signals.preallocating_framework_beside = (bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and
                                               not (context.error and context.error.framework == "tensorflow" and not (jax or torch))) or jax_in_torch
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),

@@ -22,7 +22,11 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     # A fine-tune named in a note whose failure came in evaluation ("fine-tuning is fine, but generating
     # with the trained model fails") is what went well, not what failed.
     training = signals.phase in ("training", "optimizer_setup") or (signals.full_finetune and signals.phase == "unknown")
-    if training and (signals.lora or signals.frozen) and not signals.offload and (signals.gpu_count or 1) == 1:
+    frozen_weights = (signals.weight_bytes or 2) * params
+    # (on several GPUs too when one card cannot hold even the frozen weights: a data-parallel copy on
+    # each GPU is no smaller, only sharding or device_map splits them)
+    whole_copy_too_large = frozen_weights > 0.9 * capacity and not (signals.splits_weights or signals.zero_stage == 3 or signals.fsdp)
+    if training and (signals.lora or signals.frozen) and not signals.offload and ((signals.gpu_count or 1) == 1 or whole_copy_too_large):
         # Adapters train few parameters, but the frozen base is still on the GPU: weights that
         # fill it leave nothing for the activations whatever the adapter's rank or the batch.
         # (On several GPUs a whole copy on each is the replication rules' story.) Allocator
@@ -997,6 +1001,17 @@ def accumulating_and_still_out_of_memory(data: RuleInput) -> Iterator[Vote]:
                "and it still does not fit: what stays is the model's states (weights, gradients, optimizer moments, EMA copies); "
                "use a smaller model, half precision, an 8-bit or lighter optimizer, or a larger card.")
     yield Vote("batch_too_large", -0.25, "The step's batch was already cut down by accumulating.")
+
+
+@rule
+def asks_about_smaller_inputs(data: RuleInput) -> Iterator[Vote]:
+    """A note asking whether smaller inputs would fit says its inputs are large for what it runs; with
+    nothing kept across batches and no batch to cut, one input's activations are the lead."""
+    signals = data.signals
+    if not signals.asks_smaller_input or signals.growth or signals.input_no_help:
+        return
+    yield Vote("input_size_too_large", 0.4, f'The note asks about smaller inputs ("{signals.evidence["asks_smaller_input"]}"): each '
+               "input's activations grow with its pixels or length; resize, tile or crop it and try.")
 
 
 @rule
