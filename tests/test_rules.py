@@ -6193,3 +6193,28 @@ def test_a_small_image_shape_is_not_a_large_input():
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
                                          note="My input image shape is (224, 224) and the batch is 512."))
     assert not signals.long_input
+
+
+@pytest.mark.parametrize("note", [
+    "validation_step returns a dict and my callbacks log the validation outputs to an external service; memory keeps growing.",
+    "Metrics go to a logging service after each validation batch, and the GPU memory climbs until it fails.",
+])
+def test_a_logging_service_is_not_serving_a_model(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.phase != "generation", signals.phase_source
+
+
+def test_a_model_service_is_still_serving():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="Our inference service runs out of memory after a few hundred requests."))
+    assert signals.phase == "generation", signals.phase_source
+
+
+@pytest.mark.parametrize("note", [
+    "At 512x512 with batch 16 training memory is constant, but in the validation stage I go through the first ~100 "
+    "steps without an issue, then it spikes and OOMs.",
+    "The memory stays flat during training; during evaluation it fails with OOM.",
+])
+def test_memory_that_stays_constant_is_the_phase_that_went_well(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.phase == "evaluation", signals.phase_source

@@ -55,7 +55,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load|"
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
                 r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
-    ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing|ice)\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
+    ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing)\b(?! as\b)|\b(?:model|inference|prediction|llm|api|generation|chat) service\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
                    r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b|"
                    # a chat's turns and the generation length settings: the model is answering
                    r"\b(?:conversation|chat|dialogue|dialog) (?:turns?|rounds?|history)\b|\b(?:turns|rounds) of (?:the |a )?(?:conversation|chat|dialog(?:ue)?)\b|"
@@ -1959,6 +1959,8 @@ _CLAUSE = re.compile(r"[,;]|\b(?:while|whereas|but|although|though)\b", re.IGNOR
 _WENT_WELL = (r"\b(?:runs?|ran|works?|worked|working|is|was|are|were|goes|went|completes?|completed|finish(?:es|ed)?|"
               r"succeeds?|succeeded|pass(?:es|ed)?|trains?|trained|fits?)\s+(?:just )?(?:fine|ok|okay|well|normally|smoothly|without (?:any )?"
               r"(?:issues?|problems?|errors?|trouble|a hitch|hiccups?))\b|\bno (?:issues?|problems?)\b|\bhas no problem\b|"
+              # "training memory is constant", "the memory stays flat during training"
+              r"\b(?:memory|usage|vram)(?: usage)? (?:is|was|stays|stayed|remains|remained|keeps|kept) (?:constant|stable|flat|steady|the same)\b|"
               # "loading the model reports no shortage of memory", "the start-up shows no error"
               r"\b(?:reports?|reported|shows?|showed|gives?|gave|raises?|raised|throws?|threw) no (?:shortage|lack|error|problem|issue|warning)s?\b|\bno (?:shortage|lack) of (?:gpu )?memory\b|"
               # a clause that ends on the verb: "train.py alone trains, but with --resume it dies"
