@@ -70,11 +70,6 @@ def parse_window(lines: list[str], rank: int | None, line_number: int | None) ->
         match = message_format.pattern.search(flat)
         if not match or match.start() >= window.anchor_length:
             continue
-        if message_format.name == "generic_out_of_memory" and match.end() > window.anchor_length:
-            # An exception's name alone on its line ("ResourceExhaustedError:") with the message below: the
-            # generic pattern would join them and lose the message's own format (Paddle's, a library's);
-            # the line that says "out of memory" is an anchor of its own.
-            continue
         try:
             fields = message_format.parse(match, window)
         except (ValueError, TypeError, AttributeError, IndexError):

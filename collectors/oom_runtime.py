@@ -142,6 +142,11 @@ def parse_bare_exception(match: re.Match[str], window: Window) -> Fields:
     r"\bOOM (?:at|in|during|while|when|on|error)\b|^\W*OOM\b",
 )
 def parse_generic(match: re.Match[str], window: Window) -> Fields:
+    if match.end() > window.anchor_length:
+        # An exception's name alone on its line ("ResourceExhaustedError:") with the message below: joined,
+        # the message would lose its own format (Paddle's, a library's); the line that says "out of
+        # memory" is an anchor of its own, so this window is not the message.
+        raise ValueError("the generic match runs past its anchor line")
     line = window.lines[0]
     backend = "webgpu" if re.search(r"webgpu", line, re.IGNORECASE) else "cuda" if re.search(r"cuda|gpu", line, re.IGNORECASE) else "unknown"
     return {"framework": _framework_of(line), "backend": backend, "raw_message": line.strip()}

@@ -6218,3 +6218,20 @@ def test_a_model_service_is_still_serving():
 def test_memory_that_stays_constant_is_the_phase_that_went_well(note):
     signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
     assert signals.phase == "evaluation", signals.phase_source
+
+
+@pytest.mark.parametrize(("note", "windows"), [
+    ("Out of VRAM on Windows with 16GB RAM and a 48GB card.", True),
+    ("Windows 11, 12GB RAM, a 24GB card.", True),
+    ("Sliding windows of 512 tokens over a 16k document.", False),
+    ("Under WSL (Windows Subsystem for Linux) it fails.", False),
+])
+def test_windows_is_the_operating_system_not_a_window(note, windows):
+    assert read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note)).windows is windows
+
+
+def test_the_page_file_lead_is_stronger_on_windows():
+    def host_score(note):
+        return next(c.score for c in analyze_inputs([], text="", note=note).causes if c.id == "dataloader_or_host")
+    assert host_score("On Windows, 16GB RAM and a 48GB card: out of VRAM no matter how small the batch.") > \
+        host_score("16GB RAM and a 48GB card: out of VRAM no matter how small the batch.")

@@ -144,14 +144,9 @@ _GLOSSARY: tuple[tuple[str, str], ...] = (
 )
 
 
-@lru_cache(maxsize=1)
-def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(pattern, re.IGNORECASE), english) for pattern, english in _GLOSSARY)
-
-
-@lru_cache(maxsize=1)
-def _compiled_korean() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(pattern, re.IGNORECASE), english) for pattern, english in _KOREAN_GLOSSARY)
+@lru_cache(maxsize=2)
+def _compiled(glossary: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), english) for pattern, english in glossary)
 
 
 def english_reading(note: str) -> str:
@@ -159,9 +154,9 @@ def english_reading(note: str) -> str:
     if not note or not _CJK.search(note):
         return note
     if _HANGUL.search(note):
-        for pattern, english in _compiled_korean():
+        for pattern, english in _compiled(_KOREAN_GLOSSARY):
             note = pattern.sub(english, note)
-    for pattern, english in _compiled():
+    for pattern, english in _compiled(_GLOSSARY):
         note = pattern.sub(english, note)
     # what the glossary does not know is left out: a reader must not match inside a CJK run
     note = _CJK.sub(" ", note)

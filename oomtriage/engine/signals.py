@@ -1090,11 +1090,17 @@ _FORWARD_OUTPUTS_BOUND = r"\b\w{1,40}(?:, ?\w{1,40}){0,5} ?= ?(?-i:(?:self\.)?(?
 _SEVERAL_PROCESSES_ONE_GPU = (r"\bworkers_per_replica\b|\b(?:workers?|processes|replicas?) per (?:gpu|replica|card|device)\b|"
                               r"\bnum_gpus\s?[=:]\s?0?\.\d+|\bfractional (?:num_gpus|gpus?)\b|\bevery (?:worker|replica|process|actor) but one\b|"
                               r"\b(?:several|multiple|two|three|four|\d+|more than one) (?:\w+ ){0,2}(?:workers|replicas|processes|instances|copies|actors|deployments|pipelines)\b"
-                              r"[^.;]{0,60}\b(?:one|a single|the same|same) (?:gpu|card|device)\b|"
-                              # fewer processes on the node is what fits: "reducing the number of processes per node
-                              # (21 instead of 42) resolves it" says they were sharing its GPUs
-                              r"\b(?:reduc\w*|lower\w*|decreas\w*|fewer|less)\b[^.;]{0,20}?\b(?:number of )?(?:mpi )?(?:processes|ranks|workers|instances|jobs)"
-                              r" per (?:node|machine|host|gpu|card|device)\b[^.;]{0,60}?\b(?:resolves?|resolved|solves?|solved|fix(?:es|ed)?|helps?|helped|works?|worked|fits?|avoids?)\b")
+                              r"[^.;]{0,60}\b(?:one|a single|the same|same) (?:gpu|card|device)\b")
+# Fewer processes on the node is what fits: "reducing the number of processes per node (21 instead of
+# 42) resolves it" says they were sharing its GPUs, shown rather than guessed.
+_FEWER_PROCESSES_FIT = (r"\b(?:reduc\w*|lower\w*|decreas\w*|fewer|less)\b[^.;]{0,20}?\b(?:number of )?(?:mpi )?(?:processes|ranks|workers|instances|jobs)"
+                        r" per (?:node|machine|host|gpu|card|device)\b[^.;]{0,60}?\b(?:resolves?|resolved|solves?|solved|fix(?:es|ed)?|helps?|helped|works?|worked|fits?|avoids?)\b")
+# Gradient accumulation named beside a failure that persists: "batch 4 with gradient_accumulation_steps=64
+# still runs out of memory".
+_STILL_FAILS = r"\bstill\b[^.;]{0,40}?\b(?:runs?|ran|fails?|failed|ooms?|out of memory|crash\w*|errors?|breaks?)\b"
+# (the operating system, not sliding or attention "windows")
+_WINDOWS = (r"\b(?:on|under|with|using|running|in) (?:native |plain )?windows\b(?! subsystem)|\bwindows ?(?:7|10|11|server)\b|"
+            r"\bwindows (?:machine|pc|laptop|computer|box|host|desktop)\b|\bwin ?1[01]\b|\bpage ?file\b")
 # An input cut into tiles, patches or windows that go through the network together: the tile has a
 # fixed size, so a larger input means more tiles in one batch, not larger activations per tile.
 _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopping|slices?|slicing|divides?|dividing|breaks?|breaking)"
@@ -1429,6 +1435,9 @@ class Signals:
     auto_batch: bool = False
     works_alone: bool = False
     several_processes_one_gpu: bool = False
+    fewer_processes_fit: bool = False  # fewer processes per node (or per GPU) is said to fit
+    still_fails: bool = False  # the note says the failure persisted after what was tried
+    windows: bool = False  # the machine runs Windows natively (not WSL)
     tiled_input: bool = False
     tiling_in_use: bool = False  # the run already processes its input one tile at a time
     experience_replay: bool = False  # a reinforcement-learning agent, which keeps a replay memory of transitions
@@ -1899,7 +1908,8 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
             # unless it says which; paid cards are named when they are used.
             signals.note_gpu_capacity = 15 * 10**9
     tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
-    signals.weight_bytes = _weight_bytes(note)
+    # (the precision the run stores its weights in, not one the note asks how to set)
+    signals.weight_bytes = _weight_bytes(_without_wishes(note))
     if tpu and (tpu.group(1) or tpu.group(2)) in _TPU_HBM and signals.note_gpu_capacity is None:
         signals.note_gpu_capacity = _TPU_HBM[tpu.group(1) or tpu.group(2)]
     # ("a 7900xtx", "an RX 6900 XT" are a card's name, not 7900 of them)
@@ -2600,8 +2610,6 @@ def read_signals(context: TriageContext) -> Signals:
     what_failed = " ".join(_without_what_went_well(sentence) for sentence in _SENTENCE_END.split(note))
     signals.phase, signals.phase_source = detect_phase(context, note)
     read_numbers(note, signals, what_failed)
-    # (the precision the run stores its weights in is not one the note asks how to set)
-    signals.weight_bytes = _weight_bytes(_without_wishes(note))
     if signals.batch_size is not None:
         signals.evidence.setdefault("batch_size", "the note")
     if context.runtime:
@@ -2623,7 +2631,7 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -2934,6 +2942,10 @@ def read_signals(context: TriageContext) -> Signals:
                         _search(r"\bimport\w*\b|\bsame (?:process|script|file|program|notebook|python)\b|\bboth\b|\btogether\b|\balongside\b|\bbeside\b|"
                                 # "the jax + torch notebook", and JAX's own allocator settings named beside torch
                                 r"\bjax\s?(?:\+|&|and|with)\s?(?:py)?torch\b|\b(?:py)?torch\s?(?:\+|&|and|with)\s?jax\b|\bXLA_PYTHON_CLIENT_\w+", note))
+    if signals.fewer_processes_fit and not signals.several_processes_one_gpu:
+        # fewer processes fitting is itself evidence that they shared the GPUs
+        signals.several_processes_one_gpu = True
+        signals.evidence["several_processes_one_gpu"] = signals.evidence["fewer_processes_fit"]
     signals.preallocating_framework_beside = (bool(tf and (jax or (torch and not _search(r"tensorboard", everything)))) and
                                               not (context.error and context.error.framework == "tensorflow" and not (jax or torch))) or jax_in_torch
     for name, pattern in (("detection", _DETECTION), ("variable_length", _VARIABLE_LENGTH), ("diffusion", _DIFFUSION),

@@ -63,7 +63,7 @@ def less_ram_than_the_card(data: RuleInput) -> Iterator[Vote]:
     ram, card = signals.host_ram_bytes, signals.note_gpu_capacity
     if not (ram and card and ram <= 0.5 * card and signals.batch_no_help):
         return
-    windows = bool(re.search(r"\bwindows\b|\bwin ?1[01]\b|page ?file", data.context.note or "", re.IGNORECASE))
+    windows = signals.windows
     yield Vote("dataloader_or_host", 0.65 if windows else 0.55, f"The machine has {ram / 1e9:.0f} GB of RAM for a {card / 1e9:.0f} GB card "
                "and the batch makes no difference: loading passes the weights through host memory and the driver commits host "
                "memory for device buffers" + (" (on Windows against RAM plus the page file: enlarge the page file)" if windows else "")
@@ -338,7 +338,7 @@ def processes_sharing_one_gpu(data: RuleInput) -> Iterator[Vote]:
         return
     said = signals.evidence["several_processes_one_gpu"]
     weight = 0.7 if data.framework in ("tensorflow", "jax") else 0.55
-    if re.search(r"\b(?:resolv|solv|fix|help|work|fit|avoid)", said, re.IGNORECASE):
+    if signals.fewer_processes_fit:
         weight += 0.25  # fewer processes on the node is shown to fit: the sharing is what ran out, not a guess
     yield Vote("other_process_or_device", weight, f'Several processes share one GPU ("{said}"): each one holds its own '
                "model and cache on it (TensorFlow and JAX reserve most of the card in the first one); give each its own "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from typing import Iterator
@@ -427,20 +428,13 @@ def a_convolution_asking_many_times_its_tensor(data: RuleInput) -> Iterator[Vote
     if not _CONVOLUTION_SAID.search(f"{data.context.note or ''} {frames}"):
         return
     element_bytes = 2 if signals.low_precision else 4
-    largest = max(_elements(shape) for shape in signals.note_shapes) * element_bytes
+    largest = max(math.prod(shape) for shape in signals.note_shapes) * element_bytes
     if largest < 64 * 1024**2 or n.requested < 8 * largest:
         return
     yield Vote("cudnn_or_workspace", 0.7, f"The convolution asks for {format_size(n.requested)}, {n.requested / largest:.0f} times its "
                f"{format_size(largest)} tensor: no activation of that input is that large, the algorithm's workspace is; set "
                "torch.backends.cudnn.deterministic = True (or benchmark = True) so a leaner algorithm is chosen, or split the batch.")
     yield Vote("input_size_too_large", -0.35, "The input's own tensor is a fraction of the request.")
-
-
-def _elements(shape: tuple[int, ...]) -> int:
-    count = 1
-    for side in shape:
-        count *= side
-    return count
 
 
 def _power_of_two(value: int) -> bool:

@@ -986,16 +986,13 @@ def batch_sized_in_another_unit(data: RuleInput) -> Iterator[Vote]:
                    "activations scale with it like with a batch size; lower it (and drop the longest examples if one alone is too large).")
 
 
-_STILL_FAILS = re.compile(r"\bstill\b[^.;]{0,40}?\b(?:runs?|ran|fails?|failed|ooms?|out of memory|crash\w*|errors?|breaks?)\b", re.IGNORECASE)
-
-
 @rule
 def accumulating_and_still_out_of_memory(data: RuleInput) -> Iterator[Vote]:
     """Gradient accumulation already splits the effective batch into small steps; a run that still
     runs out at that step size is held by what does not shrink with the batch: the weights, their
     gradients, the optimizer's moments and any EMA copy."""
     signals = data.signals
-    if not signals.accumulation_named or signals.original_fits or not _STILL_FAILS.search(data.context.note or ""):
+    if not signals.accumulation_named or signals.original_fits or not signals.still_fails:
         return
     yield Vote("model_too_large", 0.4, f'The batch is already accumulated over small steps ("{signals.evidence["accumulation_named"]}") '
                "and it still does not fit: what stays is the model's states (weights, gradients, optimizer moments, EMA copies); "
