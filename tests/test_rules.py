@@ -6235,3 +6235,156 @@ def test_the_page_file_lead_is_stronger_on_windows():
         return next(c.score for c in analyze_inputs([], text="", note=note).causes if c.id == "dataloader_or_host")
     assert host_score("On Windows, 16GB RAM and a 48GB card: out of VRAM no matter how small the batch.") > \
         host_score("16GB RAM and a 48GB card: out of VRAM no matter how small the batch.")
+
+
+# --- set 188 (nineteenth round) -------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "Our embedding job reports its stack (torch 2.1.0, transformers 4.35.2, sentence-transformers 2.2.2) and runs out of memory.",
+    "Using transformers 4.30.0 with sentence-transformers 2.2.0, the GPU fills up.",
+])
+def test_a_hyphenated_library_is_not_the_library_inside_its_name(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.upgrade_regression, signals.evidence.get("upgrade_regression")
+
+
+def test_two_builds_of_one_library_are_still_compared():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="With transformers 4.30.0 it fits, with transformers 4.36.0 it runs out of memory."))
+    assert signals.upgrade_regression
+
+
+@pytest.mark.parametrize("note", [
+    "The loop over my documents runs out of CUDA memory after 10-20 iterations.",
+    "It dies after 5 to 8 iterations of the scoring loop.",
+    "After 3 – 4 steps the card is full.",
+])
+def test_a_range_of_iterations_before_the_failure_is_growth(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.growth, note
+
+
+@pytest.mark.parametrize(("note", "long"), [
+    ("I preallocate the results with torch.empty(size=(50000, 1024)).cuda() and fill it row by row.", False),
+    ("out = torch.zeros(size=(4096, 4096), device='cuda')", False),
+    ("My input size is (2048, 1536) and it fails at inference.", True),
+])
+def test_a_shape_passed_to_a_tensor_constructor_is_not_an_input_size(note, long):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert signals.long_input is long, note
+
+
+@pytest.mark.parametrize("note", [
+    "Sampling with --video_length 48 on a 24 GB card runs out of memory.",
+    "With num_frames=64 the text-to-video pipeline fails; how do I run it?",
+    "I set n_frames: 120 for the clip and inference OOMs on a 4090.",
+])
+def test_a_frame_count_of_dozens_is_a_long_input(note):
+    causes = [c.id for c in analyze_inputs([], text="RuntimeError: CUDA out of memory.", note=note).causes]
+    assert causes and causes[0] == "input_size_too_large", causes
+
+
+def test_a_short_clip_length_is_not_a_long_input():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="Training the video classifier with num_frames=16 and batch 64 runs out of memory."))
+    assert not signals.long_input
+
+
+@pytest.mark.parametrize("note", [
+    "On my 11 GB card it runs out of memory in the matcher.",
+    "With a 16GB GPU it runs into OOM at the first image.",
+])
+def test_a_card_that_runs_out_is_not_a_card_that_fits(note):
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.", note=note))
+    assert not signals.larger_card_fits, signals.evidence.get("larger_card_fits")
+
+
+def test_a_larger_card_that_runs_still_fits():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="It runs out of memory on my laptop; on a 24 GB card it runs fine."))
+    assert signals.larger_card_fits
+
+
+@pytest.mark.parametrize("note", [
+    "The matcher runs out of CUDA memory on an 11 GB card. Is there a way to cut memory other than reducing the image size?",
+    "Dense matching OOMs in the correlation step; any trick besides lowering the resolution?",
+    "Is there any option apart from downscaling the frames? The flow model is out of memory.",
+])
+def test_a_note_asking_for_a_way_beside_a_smaller_input_points_at_the_input(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes and causes[0] == "input_size_too_large", causes
+
+
+@pytest.mark.parametrize("note", [
+    "Computing text embeddings for my corpus with model.encode, the VRAM usage keeps growing until CUDA out of memory.",
+    "I'm extracting image features of all the images in the folder; GPU memory climbs batch after batch and it fails.",
+    "Encoding the whole dataset of sentences, memory grows over time until it crashes.",
+])
+def test_results_computed_for_every_item_while_memory_grows_are_kept_results(note):
+    causes = [c.id for c in analyze_inputs([], text="CUDA out of memory", note=note).causes]
+    assert causes and causes[0] == "reference_leak", causes
+
+
+def test_bulk_results_in_training_are_not_the_bulk_rule():
+    signals = read_signals(build_context(text="RuntimeError: CUDA out of memory.",
+                                         note="Training on my corpus of sentences, memory grows every epoch."))
+    assert not signals.bulk_outputs
+
+
+@pytest.mark.parametrize("note", [
+    "GPU memory keeps increasing as the tracker runs. I installed a newer PyTorch than the one the repository was written for.",
+    "Memory climbs over time. The README requires torch 0.4.1 but I use 1.13.",
+    "I am on a more recent version of torch than the project's requirements.txt asks for, and memory leaks each frame.",
+])
+def test_code_run_on_another_release_than_it_was_written_for_is_a_version_change(note):
+    causes = [c.id for c in analyze_inputs([], text="CUDA out of memory", note=note).causes]
+    assert causes and causes[0] == "framework_bug", causes
+
+
+@pytest.mark.parametrize("note", [
+    "Training a model larger than one GPU with ZeRO stage 3 and CPU offload; deepspeed.initialize runs out of memory at self.module.to(self.device).",
+    "With ZeRO-3 the engine moves the whole model to the GPU during initialize and it runs out of memory there.",
+    "FSDP full sharding: the strategy moved the entire model onto the device before wrapping and OOMed.",
+])
+def test_the_wrapper_moving_the_whole_model_under_full_sharding_is_replication(note):
+    causes = [c.id for c in analyze_inputs([], text="", note=note).causes]
+    assert causes and causes[0] == "distributed_replication", causes
+
+
+def test_a_module_moved_without_full_sharding_is_not_the_sharding_rule():
+    causes = [c.id for c in analyze_inputs([], text="", note="Plain single-GPU training runs out of memory at self.module.to(self.device).").causes]
+    assert "distributed_replication" not in causes[:1], causes
+
+
+PAIRWISE_TRACE = '''Traceback (most recent call last):
+  File "/home/me/retrieval/match.py", line 57, in find_pairs
+    {code}
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.10 GiB is free. Of the allocated memory 1.20 GiB is allocated by PyTorch, and 20.00 MiB is reserved by PyTorch but unallocated.'''
+
+
+@pytest.mark.parametrize("code", [
+    "scores = torch.einsum('nd,md->nm', queries, gallery)",
+    "dist = torch.cdist(features_a, features_b)",
+    "sims = q_emb @ db_emb.T",
+    "s = torch.mm(left, right.t())",
+])
+def test_a_matrix_of_every_pair_of_two_collections_is_the_input_size(code):
+    causes = [c.id for c in analyze_inputs([], text=PAIRWISE_TRACE.format(code=code),
+                                            note="Matching every query against a database of 200,000 images.").causes]
+    assert causes and causes[0] == "input_size_too_large", causes
+
+
+@pytest.mark.parametrize("code", [
+    "attn = torch.einsum('bhid,bhjd->bhij', q, k)",
+    "y = torch.einsum('ij,jk->ik', a, b)",
+    "probs = torch.softmax(q @ k.T, dim=-1)",
+])
+def test_other_products_are_not_the_pairwise_matrix_rule(code):
+    from oomtriage.engine.rules.code import pairwise_matrix_line
+    assert not pairwise_matrix_line(code)
+
+
+@pytest.mark.parametrize("note", ["The job OOMed at step 3.", "Training keeps OOMing on the first batch.", "It OOM'd right away."])
+def test_a_note_that_says_it_oomed_is_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes, note

@@ -28,7 +28,7 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:max(?:imum)?|largest|biggest) (?:\w+ )?(?:batch(?:[ _-]?size)?|frames|images|samples|sequences)(?: per (?:gpu|card|device))? "
     r"(?:that fits |(?:i|we) can (?:fit|use|run|train with) )?(?:is|was) (?:only )?\d+\b|(?:runs?|ran) out of(?! (?:the )?(?:data|samples|batches|items|examples|files|steps|time|patience|disk|space|tokens|ideas|options)\b)|\bruns? out (?:first|too|early|quickly|soon)\b|"
     # "it takes more than 32G and runs out": run out of nothing named is out of memory
-    r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOMs?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
+    r"\b(?:runs?|ran|running) out\b(?! of\b)(?!\w)|\bOOM(?:s|ed|'d|ing)?\b|OutOfMemory|RESOURCE_EXHAUSTED|ResourceExhausted|"
     # space on a GPU is its memory: "a GPU with 15GB and it runs out of space", "out of space on the GPU"
     r"\b(?:gpus?|vram|cards?|graphics cards?|\d+ ?gb)\b[^.;?]{0,40}?\b(?:runs?|ran|running|is|was|goes|went) out of space\b|"
     r"\bout of (?:gpu |vram |video memory )?space (?:on|in) (?:the |my |a )?(?:gpu|vram|card|graphics card)\b|"

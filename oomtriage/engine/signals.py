@@ -89,7 +89,7 @@ _GROWTH = (# "a constant incremental of the use of its memory", "a steady rise i
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with(?! the square\b)|after|batch|step|iteration|epoch)|"
            # ("after the first iteration" is the second step, where optimizer states appear: no growth)
-           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]* |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
+           r"after (?:about |some |a few |several |many |(?<![\d.,])\d[\d,]*(?: ?[-–] ?\d[\d,]*| (?:or|to) \d[\d,]*)? |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:epochs?|iterations?|steps?|batches)\b|"
            # "after several conversation turns", "after a few questions": a chat whose context grew
            r"after (?:about |some |a few |several |many |(?<![\d.,])\d{1,4}(?: (?:or|to) \d{1,4}|-\d{1,4})? |a (?:number|couple|bunch|handful|lot) of )(?:\w+ )?(?:turns|rounds|questions|messages|exchanges|prompts|requests)\b|"
            r"\b(?:fails?|failed|crash\w*|dies|died)\b[^.;]{0,20}\b(?:around|about|at|after) (?<![\d.,])\d{1,3} (?:turns|rounds|questions|messages)\b|"
@@ -228,6 +228,12 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|"
                    # "I backtracked and traced the issue to PR #13746", "bisected it down to commit 4e2f1a"
                    r"\b(?:traced|bisected|narrowed|tracked)\b[^.;]{0,25}?\b(?:down )?to (?:the |a |one )?(?:PR|pull request|merge request|commit|merge|change)\b|"
+                   # The code was written for another release than the one installed: "a newer PyTorch than the
+                   # one the repository was written for", "the repo requires torch 0.3.1 but I use 1.0"
+                   rf"\b(?:newer|later|more recent|older|earlier) (?:version of |release of )?(?:{_LIBRARY_NAMES}|version|release|build)\b[^.;]{{0,15}}?\bthan "
+                   r"(?:the one |the version |the release |what |that )?(?:the |this |its )?(?:repo(?:sitory)?|project|code(?:base)?|readme|requirements?(?:\.txt)?|authors?|paper|original)\b|"
+                   rf"\b(?:repo(?:sitory)?|project|code(?:base)?|readme|requirements?(?:\.txt)?) (?:was written for|requires?|asks for|specifies|pins|targets|was tested (?:on|with)|lists) "
+                   rf"(?:{_LIBRARY_NAMES} )?{_A_VERSION}[^.;]{{0,40}}?\b(?:but|while|whereas) (?:i|we) (?:use|have|run|installed|am using|'m using|are using)\b|"
                    # "I've updated llama-server today and it now throws out of memory errors"
                    r"\bupdated\b[^.;]{0,40}?\b(?:and|,) (?:it |this |that )?(?:now |suddenly |since then )?(?:throws|fails|crashes|runs out|ooms|gives|reports|errors)\b|"
                    # "since the libcudf++ merge", "after the allocator rewrite"
@@ -602,7 +608,10 @@ _INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |ou
 # The note asks whether smaller inputs would do ("should I use smaller resized pictures?"): the user's
 # inputs are large enough that they suspect them.
 _ASKS_SMALLER_INPUT = (r"\b(?:should|could|can|do|would|must) (?:i|we) (?:use|try|feed|pass|give it|resize (?:to|into)?) (?:a |the |some )?"
-                       r"(?:smaller|lower|reduced|shorter)(?:[- ]resolution| resized| sized?)? (?:resized )?(?:\w+ )?(?:pictures?|images?|inputs?|photos?|frames?|resolutions?|crops?|clips?)\b")
+                       r"(?:smaller|lower|reduced|shorter)(?:[- ]resolution| resized| sized?)? (?:resized )?(?:\w+ )?(?:pictures?|images?|inputs?|photos?|frames?|resolutions?|crops?|clips?)\b|"
+                       # a way asked for beside the one known to work: "other than reducing the image size?"
+                       r"\b(?:other than|besides|apart from|except|instead of|without) (?:by )?(?:reducing|lowering|decreasing|shrinking|downscaling|downsampling|resizing|cutting) "
+                       r"(?:the |my |our )?(?:image |input |frame |video |picture |photo |sequence |context )?(?:size|resolution|dimensions?|length|images?|inputs?|frames?)\b")
 # Gradients left on where nothing is trained: what the note says about requires_grad and no_grad.
 _GRAD_LEFT_ON = (r"requires_grad(?: is| =|=)? ?(?:on|true|enabled)|grad(?:ients?)? (?:are |is )?(?:still )?(?:on|enabled)\b|"
                  r"keeps? (?:a|the) (?:computation(?:al)? |autograd )?graph|never (?:wrapped|used|put) (?:it |them )?(?:in|under) (?:torch\.)?no_grad|"
@@ -746,10 +755,14 @@ _LONG_INPUT = (# an image's shape written as a tuple: "my input image shape is (
                r"\b[2-8] ?k (?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?|inputs?|scans?)\b|"
                r"\b(?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?)\b[^.;,]{0,30}?\b(?:is|are|of|at|around|about|near|up to) (?:about |around |roughly |nearly |over )?[2-8] ?k\b(?! ?(?:tokens?|steps?|iterations?|samples?|rows?|words?|context))|"
                # an image size written as a tuple of 1600 px and up: "my own data is (2048, 1080)"
-               r"\b(?:images?|img|inputs?|pictures?|photos?|frames?|data|resolution|size)\b[^.;()]{0,40}\((?:1[6-9]\d\d|[2-9]\d{3}|\d{5}), ?\d{3,5}\)|"
+               # ("torch.empty(size=(20000, 768))" is a tensor's shape given as an argument, not an image's size)
+               r"(?<!\()(?<!, )\b(?:images?|img|inputs?|pictures?|photos?|frames?|data|resolution|size)\b(?!=\()[^.;()]{0,40}\((?:1[6-9]\d\d|[2-9]\d{3}|\d{5}), ?\d{3,5}\)|"
                # an image-side limit set to thousands of pixels: "det_limit_side_len=20000", "imgsz: 4096"
                # (1280 and up: twice the 640 most detectors train at is four times their activations)
                r"\b\w*(?:side_len|side_limit|max_side|img_?size|image_?size|imgsz|max_size|long_side|short_side|resolution|patch_?size|crop_?size|tile_?size)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:1[2-9]\d\d|[2-9]\d{3}|\d{5,})\b|"
+               # a video's frame count set to a few dozen or more: "--video_length 49", "num_frames=64" (every
+               # frame of a clip goes through the model together; 16-frame clips are the common default)
+               r"\b\w*(?:video_?len(?:gth)?|num_?frames|n_?frames|frame_?num|nframes|clip_?len(?:gth)?|max_?frames|frames_?per_?clip)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:[3-9]\d|[1-9]\d{2,})\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
@@ -803,6 +816,13 @@ _DATASET_SIZE_MATTERS = (r"\b(?:beyond|more than|over|above|past|exceeding) (?:a
                          r"get (?:generated|rendered|saved|written)|go through|went through)[^.;]{0,25}?\b(?:and )?(?:then|before|after which|until)\b|"
                          # one inference call over a whole large collection: "encode over a large dataset"
                          r"\b(?:encod\w*|embed\w*|predict\w*|infer\w*|transcrib\w*|scor\w*|run\w*|calls?)\b[^.;]{0,60}\b(?:(?:over|on|for) )?(?:a |the |my |our )?(?:whole |entire |full )?(?:very )?(?:large|big|huge|whole|entire|full) (?:dataset|corpus|collection|set of (?:documents|texts|images))\b")
+# Inference that computes one result for every item of a collection ("getting sentence embeddings for my
+# data set", "extracting features of all the images"): the results are usually kept until the end, and
+# kept on the device they grow with every batch.
+_BULK_OUTPUTS = (r"\b(?:(?:get|getting|gets|compute|computing|computes|extract|extracting|extracts|produce|producing|calculat\w*|obtain\w*) (?:the )?"
+                 r"(?:sentence |text |image |document |token |word |clip |audio )?(?:embeddings?|features|encodings|vectors|representations|predictions)|"
+                 r"encod(?:e|es|ing)|embed(?:s|ding)?)\b[^.;]{0,40}?\b(?:for|of|over|on|from) (?:(?:my|the|our|a|an|all|every|each|whole|entire|full) ){0,2}"
+                 r"(?:(?:\w+ )?(?:data ?set|corpus|collection|documents|sentences|texts|images|records|items|samples|passages)\b|data\b)")
 # A smaller input said to fit: a size knob set lower ("with cut_off_size = 300 it works"), inputs
 # cropped, shortened or filtered ("after removing clips longer than 20 s it trains").
 _INPUT_KNOB = (r"(?:cut_?off\w*|max[_ -]?(?:len\w*|length|seq\w*|source\w*|target\w*|duration|tokens)|resolution|"
@@ -957,7 +977,8 @@ _EXAMPLE_FITS_BATCH = (r"\b(?:example|tutorial|demo|sample script|reference scri
 # A100"): what it needs at its steadiest exceeds this card, rather than growing without bound.
 _CARD = r"(?:gpus?|cards?|graphics cards?|a100s?|h100s?|v100s?|a6000s?|devices?)"
 _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:with|of|that has) (?:\d+ ?(?:g(?:i?b)?\b|vram\b)|more (?:memory|vram))|(?:\d+ ?g(?:i?b)?|bigger|larger) (?:vram )?{_CARD})"
-                     rf"[^.;]{{0,30}}?\b(?:it |this |everything )?(?:works?|worked|runs?|ran|fits?|is fine|was fine|goes through|(?:is |was )?(?:not|no) (?:a )?(?:big )?problem)\b|"
+                     # ("on an 11 GB card it runs out of memory" is the card that failed)
+                     rf"[^.;]{{0,30}}?\b(?:it |this |everything )?(?:works?|worked|runs?|ran|fits?|is fine|was fine|goes through|(?:is |was )?(?:not|no) (?:a )?(?:big )?problem)\b(?! (?:out|into|short)\b)|"
                      rf"\b(?:works?|worked|runs?|ran|fits?) (?:fine |well |ok |without (?:a |any )?(?:problem|issue|error)s? )?on (?:a |an |the )?(?:\d+ ?g(?:i?b)? |bigger |larger )(?:vram )?{_CARD}|"
                      rf"\b(?:a |an )?(?:bigger|larger) {_CARD} (?:fixe[sd]|solve[sd]|works?|worked|helps?|helped)\b")
 # The user asks how much memory the code needs ("how much GPU memory is required for training?",
@@ -1153,7 +1174,11 @@ _WHOLE_SET_ONE_BATCH = (r"\b(?:one|a single|a) (?:big |huge |giant |single )?bat
 # A model built whole and then handed to full sharding: "deepspeed.zero.Init(module=model)", created
 # outside the zero.Init context, moved to the GPU before FSDP wraps it.
 _BUILT_BEFORE_SHARDING = (r"\bzero\.Init\(\s?module\s?=|\b(?:outside|out of|without|not (?:inside|within|in|under)) (?:of )?(?:the |a )?`?(?:deepspeed\.)?zero\.Init\b|"
-                          r"(?:\.cuda\(\)|\.to\((?:device|['\"]cuda\S*['\"])\))[^.;]{0,40}?\bbefore (?:wrapping|fsdp|FullyShardedDataParallel|sharding)\b")
+                          r"(?:\.cuda\(\)|\.to\((?:device|['\"]cuda\S*['\"])\))[^.;]{0,40}?\bbefore (?:wrapping|fsdp|FullyShardedDataParallel|sharding)\b|"
+                          # the note names where it failed: the wrapper's own move of the whole module
+                          # ("it runs out at self.module.to(self.device)", "where the engine moves the model to the GPU")
+                          r"\b(?:self\.)?module\.to\(self\.device\)|"
+                          r"\b(?:engine|wrapper|initiali[sz]e\w*|strategy)\b[^.;]{0,40}?\bmov(?:es|ed|ing) (?:the )?(?:whole |full |entire )?(?:module|model) (?:on)?to (?:the )?(?:device|gpu|cuda)\b")
 # Training that fits while its evaluation fails: "the training loop works perfectly fine with batch
 # sizes of 96-128; it's only when validate() is called", "training is fine, validation runs out".
 _EVAL_ONLY_FAILS = (r"\btrain\w*(?: (?!(?:but|and|only|until|except)\b)\w+){0,4}? (?:works|runs|goes|is|went|ran|worked|was)(?: \w+)? (?:fine|well|ok|okay|through|without (?:a |any )?(?:problems?|issues?|errors?))\b"
@@ -1418,6 +1443,7 @@ class Signals:
     wsl: bool = False
     own_code: bool = False
     dataset_size_matters: bool = False
+    bulk_outputs: bool = False  # one output computed for every item of a data set (embeddings, features, predictions)
     training_set_size_matters: bool = False
     other_framework_fits: bool = False  # the same model loads or runs in another framework on this device
     dataset_bytes_matter: bool = False  # the dataset's size on disk decides whether training fits
@@ -2451,7 +2477,8 @@ def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
         bool(_VERSION_CUE.search(note[max(0, match.start() - 16):match.start()]))
 
 
-_LIBRARY_BEFORE = re.compile(rf"\b({_LIBRARY_WORDS}|jaxlib|keras|tf|python|numpy)\W{{0,3}}$", re.IGNORECASE)
+# (a hyphenated name is its own library: "sentence-transformers 0.3.7" is not transformers)
+_LIBRARY_BEFORE = re.compile(rf"(?<![\w-])((?:\w+-)*(?:{_LIBRARY_WORDS}|jaxlib|keras|tf|python|numpy))\W{{0,3}}$", re.IGNORECASE)
 
 
 def _same_library(first: re.Match[str], second: re.Match[str], note: str) -> bool:
@@ -2631,7 +2658,7 @@ def read_signals(context: TriageContext) -> Signals:
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),

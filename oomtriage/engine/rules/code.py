@@ -13,6 +13,11 @@ from . import RuleInput, Vote, rule
 _ACCUMULATED_LOSS = re.compile(r"\+=\s*\w*loss\w*(?!\.item|\.detach|\.cpu)\s*$|\.append\(\s*\w*loss\w*\s*\)")
 _APPENDED_OUTPUT = re.compile(r"\.append\(\s*(?:out|output|outputs|logits|pred|preds|prediction|predictions|y_hat|features?|emb\w*)\s*\)")
 _NAIVE_ATTENTION = re.compile(r"softmax\(.*(?:@|matmul|bmm|einsum).*(?:transpose|\.T\b|mT)|(?:@|matmul|bmm)\s*\(?\s*\w*\.transpose\(-2,\s*-1\)")
+# A matrix over every pair of items of two collections (queries x database, all x all): an
+# einsum that keeps one index of each operand and sums the shared one ("id,jd->ij"), a distance
+# matrix, a product with the other collection's transpose. Its size is the product of the counts.
+_PAIRWISE_EINSUM = re.compile(r"einsum\(\s*['\"]\s*(\w)(\w)\s*,\s*(\w)(\w)\s*->\s*(\w)(\w)\s*['\"]")
+_PAIRWISE_CALL = re.compile(r"\b(?:torch\.)?cdist\(|\bpairwise_distances?\(|\b(?:torch\.)?mm\([^()]*,\s*\w+\.(?:T\b|t\(\))|@\s*\w+\.(?:T\b|t\(\))")
 _BRANCH = re.compile(r"^(?:if|elif|else|try|except|finally|match|case)\b")
 _LOOP = re.compile(r"^(?:async\s+)?(?:for|while)\b")
 
@@ -76,6 +81,31 @@ def _user_lines(data: RuleInput) -> list[str]:
     for frame in stack.user_frames:
         lines.extend(executed_lines(frame))
     return [line.strip() for line in lines if line and line.strip()]
+
+
+def pairwise_matrix_line(line: str) -> bool:
+    """Whether the line builds a matrix over every pair of two collections' items."""
+    einsum = _PAIRWISE_EINSUM.search(line)
+    if einsum:
+        i, d, j, d2, out_i, out_j = einsum.groups()
+        return d == d2 and len({i, d, j}) == 3 and (out_i, out_j) == (i, j)
+    return bool(_PAIRWISE_CALL.search(line)) and "softmax" not in line
+
+
+@rule
+def pairwise_matrix_at_the_failure(data: RuleInput) -> Iterator[Vote]:
+    """The failing line builds a matrix over every pair of two collections (query x database
+    similarities, a distance matrix): it grows with the product of the two counts, so a larger
+    collection asks for quadratically more; the fix is to compute it in chunks of rows (or to use a
+    nearest-neighbour index), not a smaller batch."""
+    stack = data.context.stack
+    frame = stack.user_frames[0] if stack and stack.user_frames else None
+    line = (frame.code or "").strip() if frame else ""
+    if line and pairwise_matrix_line(line):
+        yield Vote("input_size_too_large", 0.65, f"`{line}` builds the matrix of every pair across two collections: its size is "
+                   "the product of their counts; compute it in chunks of rows (keeping only the top matches of each) or use a "
+                   "nearest-neighbour index.")
+        yield Vote("reference_leak", -0.3, "The memory is one matrix of all pairs, not results kept batch after batch.")
 
 
 @rule

@@ -383,9 +383,10 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
                    "fragments as differently shaped arrays come and go.")
         yield Vote("reference_leak", 0.4, "Arrays kept in Python containers across the loop stay on the device.")
         return
-    if signals.domains & {"detection", "variable_length"} and not (signals.growth_across_epochs or signals.metric_object):
-        # (memory that climbs from epoch to epoch, or beside a metric that keeps its inputs, outlives any one
-        # large input)
+    if signals.domains & {"detection", "variable_length"} and not (signals.growth_across_epochs or signals.metric_object or
+                                                                    (signals.bulk_outputs and signals.phase != "training")):
+        # (memory that climbs from epoch to epoch, beside a metric that keeps its inputs, or while a result is
+        # computed for every item of a data set, outlives any one large input)
         yield Vote("input_size_too_large", 0.6, f'It failed partway ("{said}") on a workload with variable-size inputs: '
                    "memory peaks when the largest images / longest sequences / most objects arrive.")
         yield Vote("graph_retained", 0.35, "A loss accumulated without .item() also grows memory every step.")
@@ -757,6 +758,10 @@ def memory_scales_with_the_inputs_processed(data: RuleInput) -> Iterator[Vote]:
                    "same size, so what runs out is kept batch after batch through the epoch, most often a loss summed without "
                    ".item() that holds every batch's graph.")
         yield Vote("reference_leak", 0.3, "Outputs or tensors appended to a list each batch grow with the epoch the same way.")
+    elif signals.bulk_outputs and signals.growth and signals.phase not in ("training", "optimizer_setup", "loading"):
+        yield Vote("reference_leak", 0.6, f'Memory grew ("{signals.evidence["growth"]}") while computing a result for every item '
+                   f'of a collection ("{signals.evidence["bulk_outputs"]}"): the results kept for the end stay on the GPU batch '
+                   "after batch; move each batch's results to the CPU (or convert them to numpy) before keeping them.")
     elif signals.dataset_size_matters and signals.phase not in ("training", "optimizer_setup", "loading"):
         yield Vote("reference_leak", 0.6, f'How many inputs one call gets decides whether it fits ("{signals.evidence["dataset_size_matters"]}"): '
                    "every batch's results stay on the GPU until the end; move them to the CPU per batch or process the inputs in chunks.")
