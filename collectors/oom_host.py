@@ -123,10 +123,14 @@ def parse_enomem(match: re.Match[str], window: Window) -> Fields:
 
 # Ray's memory monitor kills a worker when its node's RAM passes the usage threshold (0.95 by
 # default): "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory".
+# The node's RAM, whichever device the task trains on.
 @message_format("ray_memory_monitor", r"(?:Task|Actor|Worker) was killed due to the node running low on memory|"
                 r"which exceeds the memory usage threshold of [\d.]+\. Ray killed this worker|"
                 # the raylet's summary and its advice, printed when the kill itself scrolled away
                 r"Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|Worker exit type: NODE_OUT_OF_MEMORY|"
-                r"docs\.ray\.io/[\w./-]*ray-oom-prevention")
+                r"docs\.ray\.io/[\w./-]*ray-oom-prevention|"
+                # the older monitor (ray/memory_monitor.py, Ray 1.x) raised before the node ran out:
+                # "RayOutOfMemoryError: More than 95% of the memory on node h1 is used (59.62 / 62.75 GB)"
+                r"RayOutOfMemoryError: More than [\d.]+% of the memory on node \S+ is used")
 def parse_ray_memory_monitor(match: re.Match[str], window: Window) -> Fields:
-    return _host(window, framework="other", library="ray", operation="Ray's memory monitor killed the worker (node RAM)")
+    return _host(window, framework="other", library="ray", operation="Ray's memory monitor stopped the task (node RAM)")

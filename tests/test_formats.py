@@ -354,6 +354,19 @@ def test_rays_memory_monitor_is_a_host_failure():
 
 
 @pytest.mark.parametrize("text", [
+    "ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node worker-3 is used (121.6 / 128.0 GB). "
+    "The top 10 memory consumers are:",
+    "RayTaskError(RayOutOfMemoryError): ray::Learner.train() (pid=4411, ip=10.0.0.5)\n"
+    "ray.memory_monitor.RayOutOfMemoryError: More than 90% of the memory on node gpu-node-01 is used (28.9 / 31.4 GB).",
+])
+def test_the_older_ray_memory_monitor_is_a_host_failure(text):
+    # Ray 1.x raised from memory_monitor.py before the node ran out, whatever device the task used
+    report = json.loads(CliRunner().invoke(app, ["analyze", "-", "--format", "json"], input=text).stdout)
+    assert report["detected"] and report["error"]["format"] == "ray_memory_monitor"
+    assert report["error"]["backend"] == "host" and report["causes"][0]["id"] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("text", [
     "[ERROR] MD(901,7f,python):2024-01-01-10:00:00.000.001 [minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory",
     "E0101 cuMemHostAlloc failed: out of memory",
     "RuntimeError: failed to allocate 8.00 GiB of pinned host memory",

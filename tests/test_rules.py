@@ -6388,3 +6388,23 @@ def test_other_products_are_not_the_pairwise_matrix_rule(code):
 def test_a_note_that_says_it_oomed_is_a_suspected_oom(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and report.causes, note
+
+
+# --- set 190 (twentieth round): a tensor built afresh from data, replay memories --------------------------------
+
+@pytest.mark.parametrize("code", ["state = torch.tensor(state).cuda()", "obs = torch.as_tensor(obs, device='cuda')",
+                                  "memory = torch.from_numpy(memory).to(device)", "hidden = np.asarray(hidden)"])
+def test_a_tensor_built_afresh_from_data_carries_no_graph(code):
+    # torch.tensor / as_tensor / from_numpy copy or wrap values: the new tensor has no history to chain
+    assert not _signals(f"every step I do {code} before the forward pass; memory grows until it fails").state_carried
+
+
+@pytest.mark.parametrize("note", [
+    "GPU memory goes up every episode. In the agent I convert each transition with state = torch.tensor(state).cuda() "
+    "and then self.buffer.append((state, action, reward, next_state)).",
+    "Each step the agent does obs = torch.as_tensor(obs, device='cuda') and pushes it into its replay memory; usage climbs "
+    "steadily until CUDA runs out.",
+])
+def test_transitions_kept_on_the_gpu_are_kept_references_not_a_carried_graph(note):
+    causes = ids("RuntimeError: CUDA error: out of memory", note)
+    assert causes[0] == "reference_leak", causes

@@ -921,8 +921,11 @@ _STATE_CARRIED = (r"\b(?:hidden|cell|recurrent|lstm|rnn|gru|memory) states?\b[^.
                   # clone of the previous step's output", "the prediction of the last frame is the next input").
                   r"\b(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)(?:'s|s')? (?:\w+ )?(?:outputs?|results?|predictions?|tensors?|estimates?|latents?)\b|"
                   r"\b(?:outputs?|results?|predictions?|estimates?|latents?) (?:tensors? )?(?:of|from) (?:the |each )?(?:previous|last|prior|preceding) (?:iteration|step|batch|frame|round|pass|chunk)\b|"
-                  # in code: a recurrent state fed back into the call that returned it, "out, hidden = rnn(x, hidden)"
-                  r"\b((?:hidden|hx|h0|state|states|cell|carry|mems?|memory|past)\w*)\s*(?:,\s*\w+\s*)*=\s*[\w.]+\((?:[^()]{0,80}?[,(\s])?\1\s*[,)]")
+                  # in code: a recurrent state fed back into the call that returned it, "out, hidden = rnn(x, hidden)";
+                  # not a tensor built afresh from data ("state = torch.tensor(state).cuda()"), which has no graph to carry
+                  r"\b((?:hidden|hx|h0|state|states|cell|carry|mems?|memory|past)\w*)\s*(?:,\s*\w+\s*)*=\s*"
+                  r"(?!(?:torch|np|numpy|jnp)\.(?:tensor|as_tensor|asarray|array|from_numpy|FloatTensor|LongTensor|Tensor)\()"
+                  r"[\w.]+\((?:[^()]{0,80}?[,(\s])?\1\s*[,)]")
 # The same work fits with the original implementation and fails with a variant of it (a fork, an
 # optimized or "fast" version, a wrapper): the variant adds the memory.
 # Gradient accumulation named ("extend_with_gradient_accumulation", "accumulate_gradient_steps=2",
