@@ -6408,3 +6408,50 @@ def test_a_tensor_built_afresh_from_data_carries_no_graph(code):
 def test_transitions_kept_on_the_gpu_are_kept_references_not_a_carried_graph(note):
     causes = ids("RuntimeError: CUDA error: out of memory", note)
     assert causes[0] == "reference_leak", causes
+
+
+# --- set 191: a downsample factor that fits, a shared workstation, fit() handed its validation data ------------
+
+@pytest.mark.parametrize("note", [
+    "Training on my scene runs out of memory, but the code works well with factor=8.",
+    "It runs fine at img_size 320; at the default it dies.",
+    "With downscale_factor=4 it trains, the full-resolution images do not fit.",
+    "Everything fits when setting downsample to 2.",
+])
+def test_a_smaller_input_that_fits_in_either_order(note):
+    assert _signals(note).smaller_input_fits, note
+
+
+@pytest.mark.parametrize("note", [
+    "It doesn't work with resolution 512 either.",
+    "The growth factor of the scheduler is 2 and training works.",
+    "The model works well with 8 GPUs.",
+])
+def test_no_smaller_input_read_where_none_fits(note):
+    assert not _signals(note).smaller_input_fits, note
+
+
+@pytest.mark.parametrize("note", [
+    "Our lab's server has 8 GPUs, of which two are usually in use by other projects; my job fails when it starts.",
+    "The workstation has four cards and one of them is always busy, so I pick the others, yet DDP dies at init.",
+    "We share 6 devices of which only 1 is currently occupied.",
+])
+def test_a_shared_workstation_with_busy_cards_is_another_process(note):
+    assert _signals(note).other_process_hint, note
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "other_process_or_device"
+
+
+def test_no_busy_card_read_from_free_cards():
+    assert not _signals("The server has 4 GPUs of which all are free and idle.").other_process_hint
+
+
+@pytest.mark.parametrize("code", ["trainer.fit(model, train_data, val_data)", "train(model, train_loader, val_loader)",
+                                  "history = model.fit(x, y, validation_data=(x_val_set, y_val_set))"])
+def test_a_training_call_handed_its_validation_data_is_training(code):
+    text = trace("main", code, "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB")
+    assert _signals("", text).phase == "training", code
+
+
+def test_a_forward_on_validation_inputs_is_still_evaluation():
+    text = trace("main", "outputs = model(x_val)", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB")
+    assert _signals("", text).phase == "evaluation"

@@ -285,6 +285,9 @@ _OTHER_PROCESS = (r"(?<!\bper )(?<!\baccording to )\b(?:another|other|second|two
                   rf"(?! (?:\w+ )?{_PERSON_VERBS}\b)|"
                   r"(?:gpu|card|device)s?(?: ?#?\d+)? (?:is |are |was |were )?(?:already )?(?:busy|in use|occupied|shared)|shared (?:gpu|machine|server|node|cluster)|"
                   r"already (?:in use|busy|running|occupied)|nvidia-smi shows? (?:\w+ ){0,4}(?:other|another|used by)|"
+                  # a shared workstation: "10 GPUs, of which 1 is usually in use", "one of the cards is always busy"
+                  r"\b(?:gpus|cards|devices)\b[^.;]{0,40}?\bof which (?:only )?(?:\w+ )(?:only )?(?:is|are) (?:usually |often |always |normally |typically |currently |mostly )?(?:in use|busy|occupied|taken)\b|"
+                  r"\b(?:one|some|two|\d+|a few) of (?:them|the (?:gpus|cards|devices)) (?:is|are) (?:usually |often |always |normally |typically |currently |mostly )?(?:in use|busy|occupied|taken)\b|"
                   # "once I closed the first notebook, the second worked"
                   r"\b(?:clos|kill|stopp?|shut|terminat|exit|quit)\w* (?:down )?(?:the |my )?(?:first|other|previous|old|earlier|older) (?:\w+ )?(?:notebooks?|kernels?|process(?:es)?|sessions?|scripts?|jobs?|instances?|programs?|tabs?)\b|"
                   r"(?:held|used|taken|occupied|in use|busy|allocated|reserved) by (?:another|other|someone|somebody|a colleague|a coworker)|zombie|"
@@ -829,7 +832,9 @@ _INPUT_KNOB = (r"(?:cut_?off\w*|max[_ -]?(?:len\w*|length|seq\w*|source\w*|targe
                r"img[_ -]?size|image[_ -]?size|imgsz|--img(?:-size)?|crop[_ -]?size|input[_ -]?size|patch[_ -]?size|"
                r"seq(?:uence)?[_ -]?len\w*|context[_ -]?(?:len\w*|size|window)|num_ctx|n_ctx|max_model_len|image (?:side|dimension)s?|"
                # a scale the image is resized by: "max_im_shrink", "test_scale", "img_scale"
-               r"\w*_shrink\w*|\w*(?:im|img|image|test)_?scales?\b)")
+               r"\w*_shrink\w*|\w*(?:im|img|image|test)_?scales?\b|"
+               # a factor the images are downsampled by (LLFF's and nerfstudio's "factor", "downscale_factor")
+               r"down(?:sampl|scal)\w*(?:[_ -]?(?:factor|rate|ratio))?|(?<![\w.])factor(?=\s?[=:]\s?\d))")
 _WORKS = (r"(?:works?|worked|runs?(?! out)|ran(?! out)|fits?|fitted|trains?|trained|succeeds?|succeeded|goes through|went through|is fine|was fine|"
           r"fix(?:es|ed)? (?:it|this|the (?:problem|issue|error))|solv(?:es|ed) (?:it|this|the (?:problem|issue|error)))")
 _SHRUNK_INPUT = (r"(?:downscal|downsampl|resiz|crop|shrink|shrunk|reduc|lower|decreas|cut|truncat|shorten|limit|restrict|filter|remov|split|chunk|resampl)\w*")
@@ -837,6 +842,8 @@ _INPUT_NOUN = (r"(?:images?|pictures?|photos?|resolution|inputs?|audio|clips?|ut
                r"files?|documents?|texts?|sentences?|samples? longer|(?:image |input |crop |patch )?size|features|columns)")
 _NOT_DENIED = r"(?:(?!\bnot\b|n't\b|\bno\b|\bnever\b|\bnor\b)[^.;])"  # a gap no negation sits in
 _SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |at |: ?)?\d+\w*{_NOT_DENIED}{{0,25}}?\b(?:it |this |that |training |everything |then )?{_WORKS}\b|"
+                       # the knob named after the verb: "the code works well with factor=8", "runs fine at img_size 320"
+                       rf"(?<!n't )(?<!not )(?<!never )\b{_WORKS}(?: well| fine| ok| okay)? (?:with|at|using|for|when setting) (?:a |the |my )?{_INPUT_KNOB}\s?(?:of |= ?|: ?|set to |to )?\d+|"
                        # "it only stops overflowing when max_im_shrink is set to 1"
                        rf"\b(?:only )?(?:stops?|quits?) (?:overflowing|running out(?: of memory)?|failing|crashing|ooming)(?: only)? (?:when|if|once|after|with) (?:the |my )?{_INPUT_KNOB}\b|"
                        # "only with max_im_shrink set to 1 does it not overflow"
@@ -2373,6 +2380,16 @@ def failing_frame(context: TriageContext) -> Frame | None:
     return frames[0] if frames else None
 
 
+# A training entry point handed its validation data ("trainer.fit(model, train_data, val_data)",
+# "train(model, train_loader, val_loader)"): the call trains, the validation set is an argument.
+_TRAINING_CALL = re.compile(r"(?:^|[\s.=])(?:fit|train|train_model|fit_model)\s*\(")
+_EVAL_DATA_ARGUMENT = re.compile(r"\b\w*(?:val|valid|validation|eval|test)_?(?:data\w*|loaders?|sets?|ds|dataloaders?|iter\w*)\b", re.IGNORECASE)
+
+
+def _without_eval_data_arguments(code: str) -> str:
+    return _EVAL_DATA_ARGUMENT.sub("data", code) if _TRAINING_CALL.search(code) else code
+
+
 def detect_phase(context: TriageContext, note: str) -> tuple[Phase, str | None]:
     """The innermost frame that names a phase wins; the note decides when frames say nothing."""
     if context.error and context.error.backend == "host" and "DataLoader" in (context.error.raw_message or ""):
@@ -2385,7 +2402,7 @@ def detect_phase(context: TriageContext, note: str) -> tuple[Phase, str | None]:
     # failure names the phase (a library's `_engine_run_backward` says less than `validate()`).
     frames = [frame for frame in stack if frame.is_user] + [frame for frame in stack if not frame.is_user]
     for frame in frames:
-        text = f"{frame.function or ''} {frame.code or ''}"
+        text = f"{frame.function or ''} {_without_eval_data_arguments(frame.code or '')}"
         for phase, pattern in _PHASE_FRAME_PATTERNS:
             if _search(pattern, text):
                 return phase, f"stack frame `{(frame.code or frame.function or '').strip()[:80]}`"
