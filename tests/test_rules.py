@@ -6455,3 +6455,24 @@ def test_a_training_call_handed_its_validation_data_is_training(code):
 def test_a_forward_on_validation_inputs_is_still_evaluation():
     text = trace("main", "outputs = model(x_val)", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB")
     assert _signals("", text).phase == "evaluation"
+
+
+# --- set 192: Chinese "内存" beside a device OOM, a build that did better ---------------------------------------
+
+@pytest.mark.parametrize("note", ["显示内存不够，想把batch size改小一些但是找不到在哪里。", "训练的时候内存不足，怎么办？"])
+def test_the_loose_chinese_word_for_memory_restates_a_device_oom(note):
+    # "内存" (RAM) is used loosely for the card's memory; CUDA's own message says which ran out
+    causes = ids("RuntimeError: CUDA error: out of memory", note)
+    assert causes and causes[0] != "dataloader_or_host", causes
+
+
+@pytest.mark.parametrize("note", ["系统内存不够，训练进程被杀", "内存一直在增长，最后程序崩溃，显存正常"])
+def test_chinese_ram_named_as_the_host_or_beside_gpu_memory_is_the_host(note):
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["It was significantly better on 2.3.1; on 2.6 the same module fails.",
+                                  "Peak memory was much lower with torch 2.1.0, now it OOMs.",
+                                  "The same script ran fine with v0.4.2 of the library."])
+def test_a_build_that_did_better_is_a_version_change(note):
+    assert _signals(note).upgrade_regression, note

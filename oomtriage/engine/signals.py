@@ -246,6 +246,8 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION}[^.;]{{0,30}}\bthere (?:is|was) no (?:leak|oom|problem|issue|error|crash)\b|"
+                   # "it was significantly better on 2.3.1", "memory use was much lower with torch 2.1": a build that did better
+                   rf"\b(?:was|were|is|ran|runs|worked|works)(?: (?:significantly|much|a lot|far|way|noticeably))? (?:better|lower|smaller|less|fine)\b (?:on|with|in|under) (?:\w+ )?{_A_VERSION_NOT_SIZE}|"
                    # "on 2.3.1 I could use (256, 2048, 2048)": an earlier build that fitted more
                    rf"(?:on|under|with|in) (?:\w+ )?{_A_VERSION},? (?:i|we|it|this|the same code) (?:could|was able to|were able to) (?:use|run|fit|train|load|allocate|go)\b|"
                    # "it happens on TensorFlow 2.6 to 2.10 but not on 2.5"

@@ -39,11 +39,21 @@ def host_memory(data: RuleInput) -> Iterator[Vote]:
                    "each rank may be materialising a full copy of the checkpoint.")
 
 
+_LOOSE_MEMORY_WORD = re.compile(r"(?<!系统)(?<!主机)(?<!电脑)(?<!CPU)(?<!cpu)内存")
+# The host named as such in either language, or the card's memory named beside it (显存): then "内存" is meant as RAM.
+_HOST_MEMORY_NAMED = re.compile(r"显存|系统内存|主机内存|电脑内存|CPU\s?内存|物理内存|虚拟内存|\b(?:host|system|cpu) (?:ram|memory)\b|\bram\b|swap|交换", re.IGNORECASE)
+
+
 @rule
 def host_memory_in_the_note(data: RuleInput) -> Iterator[Vote]:
     """The note says what fills up is the machine's RAM: the data pipeline, pinned buffers or a
     model materialised on the CPU, whatever the GPU message says."""
     signals, error = data.signals, data.context.error
+    if error and error.backend not in ("host", "cpu") and _LOOSE_MEMORY_WORD.search(data.context.note or "") \
+            and not _HOST_MEMORY_NAMED.search(data.context.note or ""):
+        # Chinese "内存" is the host's RAM, but many notes use it loosely for the card's memory
+        # ("显示内存不够" beside CUDA's own message): with a device OOM in the log it restates that message.
+        return
     if signals.host_ram and not (error and error.backend in ("host", "cpu")):
         # A kill by the kernel's (or a container's) OOM killer, said with no GPU message, is what the
         # host message would have said: the process died for RAM, whatever its input.
