@@ -263,6 +263,7 @@ class Cause(Model):
     score: float | None = Field(default=None, ge=0.0, le=1.0,
                                 description="the rule engine's combined vote before calibration (None for a model-only cause)")
     evidence: list[str] = Field(default_factory=list)
+    counter_evidence: list[str] = Field(default_factory=list, description="what the rules read against this cause (it lowered the score)")
     fixes: list[Fix] = Field(default_factory=list)
     agreement: Literal["both", "rules_only", "llm_only"] | None = None
 

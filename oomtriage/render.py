@@ -34,7 +34,8 @@ def to_markdown(report: TriageReport) -> str:
         lines += ["## Likely causes", ""]
         for rank, cause in enumerate(report.causes, 1):
             lines += [f"### {rank}. {cause.title} (`{cause.id}`, confidence {cause.confidence:.2f}{_agreement(cause)})", ""]
-            lines += [f"- {item}" for item in cause.evidence] + [""]
+            lines += [f"- {item}" for item in cause.evidence]
+            lines += [f"- against: {item}" for item in cause.counter_evidence] + [""]
             for fix in cause.fixes:
                 saving = f" (saves: {fix.expected_saving})" if fix.expected_saving else ""
                 lines += [f"**Fix: {fix.title}**{saving}. {fix.how}", ""]
@@ -124,6 +125,8 @@ def to_text(report: TriageReport, *, color: bool = True, width: int | None = Non
             console.print(f"\n[bold]{rank}. {escape(cause.title)}[/bold] [dim]({cause.id})[/dim]")
             for item in cause.evidence:
                 console.print(f"   evidence: {item}", markup=False, highlight=False)
+            for item in cause.counter_evidence:
+                console.print(f"   against: {item}", markup=False, highlight=False)
             for fix in cause.fixes[:2]:
                 saving = f"  [saves {fix.expected_saving}]" if fix.expected_saving else ""
                 console.print(f"   fix: {fix.title}{saving}", markup=False, highlight=False)

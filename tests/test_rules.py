@@ -32,6 +32,10 @@ def evidence_of(text: str, note: str | None, cause_id: str) -> str:
     return " ".join(next(cause.evidence for cause in ranked(text, note) if cause.id == cause_id))
 
 
+def against_of(text: str, note: str | None, cause_id: str) -> str:
+    return " ".join(next(cause.counter_evidence for cause in ranked(text, note) if cause.id == cause_id))
+
+
 TRACE = '''Traceback (most recent call last):
   File "run.py", line 40, in <module>
     main()
@@ -511,7 +515,8 @@ def test_allocator_retries_in_memory_stats(tmp_path):
 def test_live_small_batch_counts_against_the_batch():
     causes = _live("it fails in training", argv=["t.py", "--batch-size", "2"], steps_completed=5)
     batch = next((cause for cause in causes if cause.id == "batch_too_large"), None)
-    assert batch is None or any("already 2" in item for item in batch.evidence)
+    assert batch is None or any("already 2" in item for item in batch.counter_evidence)
+    assert batch is None or not any("already 2" in item for item in batch.evidence)
     assert "batch_too_large" not in [cause.id for cause in causes][:1]
 
 
@@ -5144,7 +5149,8 @@ def test_an_amd_cards_xtx_suffix_is_no_gpu_count():
 def test_a_vae_decode_that_asks_for_tiling_is_the_decoders_activations():
     note = "sampling finishes, then it runs out of memory at the VAE decode stage; is there a way to enable tiled vae decode?"
     assert ids("", note)[0] == "input_size_too_large"
-    assert "keeps no KV cache" in evidence_of("", note, "kv_cache_or_generation")
+    assert "keeps no KV cache" in against_of("", note, "kv_cache_or_generation")
+    assert "keeps no KV cache" not in evidence_of("", note, "kv_cache_or_generation")
 
 
 def test_a_tiling_switch_that_overflows_a_run_that_fit_is_the_librarys():
@@ -6476,3 +6482,27 @@ def test_chinese_ram_named_as_the_host_or_beside_gpu_memory_is_the_host(note):
                                   "The same script ran fine with v0.4.2 of the library."])
 def test_a_build_that_did_better_is_a_version_change(note):
     assert _signals(note).upgrade_regression, note
+
+
+# --- what counts against a cause is shown apart from what supports it ---------------------------
+
+def test_combine_keeps_the_texts_against_a_cause_apart_from_its_evidence():
+    from oomtriage.engine import combine
+    from oomtriage.engine.rules import Vote
+    scores = combine([Vote("batch_too_large", 0.6, "for it"), Vote("batch_too_large", -0.5, "against it"),
+                      Vote("fragmentation", -0.3, "only against")])
+    score, evidence, against = scores["batch_too_large"]
+    assert (evidence, against) == (["for it"], ["against it"])
+    assert score == pytest.approx(0.3)
+    assert scores["fragmentation"] == (0.0, [], ["only against"])
+
+
+@pytest.mark.parametrize("note", ["a smaller batch made no difference, it still runs out",
+                                  "reducing the batch size did not help at all"])
+def test_a_reason_that_lowers_a_cause_is_listed_against_it_not_as_its_evidence(note):
+    from oomtriage.render import to_markdown
+    report = analyze_inputs([], text="RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", note=note)
+    batch = next(cause for cause in report.causes if cause.id == "batch_too_large")
+    assert any(item.startswith("A smaller batch did not help") for item in batch.counter_evidence)
+    assert not any("smaller batch did not help" in item for item in batch.evidence)
+    assert "- against: A smaller batch did not help" in to_markdown(report)

@@ -90,22 +90,28 @@ def suspect_an_oom(context: TriageContext) -> bool:
     return cut_traceback or bool(_NOTE_SAYS_IT_DIED.search(english_reading(context.note or "")))
 
 
-def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str]]]:
-    """Noisy-or of the positive votes, scaled down by each negative one."""
+def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str], list[str]]]:
+    """Noisy-or of the positive votes, scaled down by each negative one. Each cause keeps the texts
+    for it and, apart, the texts against it: a reason that lowered a cause is not evidence of it."""
     positive: dict[str, float] = defaultdict(lambda: 1.0)
     negative: dict[str, float] = defaultdict(lambda: 1.0)
     evidence: dict[str, list[str]] = defaultdict(list)
+    against: dict[str, list[str]] = defaultdict(list)
+    seen: dict[str, None] = {}  # the causes in the order first voted on, so that ties keep one order
     for vote in votes:
+        seen.setdefault(vote.cause)
         if vote.weight >= 0:
             positive[vote.cause] *= 1.0 - vote.weight
+            texts = evidence[vote.cause]
         else:
             negative[vote.cause] *= 1.0 + vote.weight
-        if vote.evidence not in evidence[vote.cause]:
-            evidence[vote.cause].append(vote.evidence)
+            texts = against[vote.cause]
+        if vote.evidence not in texts:
+            texts.append(vote.evidence)
     scores = {}
-    for cause in evidence:
+    for cause in seen:
         score = (1.0 - positive[cause]) * negative[cause]
-        scores[cause] = (round(min(MAX_CONFIDENCE, score), 3), evidence[cause])
+        scores[cause] = (round(min(MAX_CONFIDENCE, score), 3), evidence[cause], against[cause])
     return scores
 
 
@@ -124,8 +130,9 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     causes = [
         Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score,
               evidence=[spell(line, spelling) for line in evidence],
+              counter_evidence=[spell(line, spelling) for line in against],
               fixes=fixes_for(cause, framework=framework, library=library, spelling=spelling))
-        for cause, (score, evidence) in keep
+        for cause, (score, evidence, against) in keep
     ]
     return causes, data
 

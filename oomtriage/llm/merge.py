@@ -30,7 +30,8 @@ def merge_answer(rules: TriageReport, answer: LLMAnswer, *, model: str, exchange
         evidence = [f"model: {proposed.reasoning}", *proposed.evidence]
         evidence += [f"rules: {item}" for item in ruled.evidence] if ruled else []
         merged.append(Cause(id=proposed.id, title=proposed.title or title_of(proposed.id), confidence=proposed.confidence,
-                            evidence=evidence, fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework, library=library, spelling=spelling)),
+                            evidence=evidence, counter_evidence=[f"rules: {item}" for item in ruled.counter_evidence] if ruled else [],
+                            fixes=model_fixes + (ruled.fixes if ruled else fixes_for(proposed.id, framework=framework, library=library, spelling=spelling)),
                             agreement="both" if ruled else "llm_only"))
     for cause in rules.causes:
         if cause.id not in {item.id for item in merged}:
