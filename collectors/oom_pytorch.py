@@ -29,7 +29,7 @@ def parse_allocator_fields(message: str) -> Fields:
     with the spaces a hand-retyped message loses: "tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity")."""
     fields: Fields = {
         # torch_npu prints a size past its printer's range as "more than 1EB": garbage, kept as the floor
-        "requested_bytes": find_size(rf"(?i)Tried to allocate (?:more than )?({SIZE})", message),
+        "requested_bytes": find_size(rf"(?i)(?:Tried|trying) to allocate (?:more than )?({SIZE})", message),  # "trying": retyped in a title
         "total_bytes": find_size(rf"(?i)total ?capac(?:i)?ty of ({SIZE})", message)
         or find_size(rf"(?i)({SIZE}) total ?capac(?:i)?ty", message),
         "free_bytes": find_size(rf"of which ({SIZE}) is free", message)

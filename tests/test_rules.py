@@ -6506,3 +6506,109 @@ def test_a_reason_that_lowers_a_cause_is_listed_against_it_not_as_its_evidence(n
     assert any(item.startswith("A smaller batch did not help") for item in batch.counter_evidence)
     assert not any("smaller batch did not help" in item for item in batch.evidence)
     assert "- against: A smaller batch did not help" in to_markdown(report)
+
+
+# --- which GPU: separate programs on the first card, a card other than the one meant -------------
+
+@pytest.mark.parametrize("note", [
+    "I start 4 training scripts, each one on a specific GPU with torch.device(f'cuda:{k}'), and GPU 0 holds memory of every one of them",
+    "two independent runs with their own GPU each, yet the first GPU gets more memory than the others and the second run fails",
+])
+def test_separate_programs_that_all_touch_the_first_gpu_leave_their_context_there(note):
+    assert _signals(note).separate_programs
+    ranking = ids("RuntimeError: CUDA error: out of memory", note)
+    assert ranking[0] == "other_process_or_device"
+    assert "set_device" in evidence_of("RuntimeError: CUDA error: out of memory", note, "other_process_or_device")
+
+
+def test_the_ranks_of_one_job_on_the_first_gpu_stay_a_replication():
+    note = "DDP with torchrun: 4 ranks, each on a specific GPU, and GPU 0 holds memory of every rank"
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "distributed_replication"
+
+
+@pytest.mark.parametrize("note", ["the 0 GPU gets much more memory than others", "in multi-GPU training the 0th card fills up"])
+def test_the_zeroth_gpu_said_number_first_is_one_gpu_heavier(note):
+    assert _signals(note).rank0_heavy
+
+
+@pytest.mark.parametrize("note", [
+    "My laptop lists an integrated GPU as GPU 0; what I want is to use my GPU 1, the RTX card",
+    "how do I run it on the second GPU? It always picks the first",
+    "Is there any option I can pass to select my cuda:1 device?",
+    "it runs on the Intel graphics instead of the NVIDIA card",
+    "model.cuda()\nshould be model.cuda(args.gpu)?",
+])
+def test_a_gpu_other_than_the_one_that_failed_was_meant(note):
+    assert _signals(note).other_gpu_wanted, note
+    assert ids("RuntimeError: CUDA out of memory. Tried to allocate 80.00 MiB (GPU 0; 1.95 GiB total capacity; "
+               "1.20 GiB already allocated; 60.00 MiB free; 30.00 MiB cached)", note)[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize("note", ["I don't want to use GPU 1, it is busy", "I used GPU 1 before and it worked"])
+def test_a_card_not_wanted_or_only_mentioned_is_no_wish_for_it(note):
+    assert not _signals(note).other_gpu_wanted
+
+
+def test_the_size_of_the_card_meant_is_not_a_runtime_limit_of_the_card_that_failed():
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 80.00 MiB (GPU 0; 1.95 GiB total capacity; "
+            "1.20 GiB already allocated; 60.00 MiB free; 30.00 MiB cached)")
+    note = "how can I use my GPU 1? It is a GTX card with 8GB"
+    assert "the build or driver sees only part of it" not in " ".join(" ".join(cause.evidence) for cause in ranked(text, note))
+    assert "the build or driver sees only part of it" in evidence_of(text, "my GTX 1080 has 8GB of memory", "framework_bug")
+
+
+@pytest.mark.parametrize("note", ["if torch.cuda.is_available():\n    x = x.cuda()", "if not torch.cuda.is_available(): device = 'cpu'"])
+def test_a_device_query_as_the_guard_of_pasted_code_is_no_failing_call(note):
+    assert not _signals(note).device_query_fails
+    assert _signals("torch.cuda.is_available() itself reports out of memory").device_query_fails
+
+
+# --- a conv frame: its workspace, or only the next activation -----------------------------------
+
+CONV_TRACE = '''Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    y = net(x)
+  File "/usr/lib/python3.10/site-packages/torch/nn/modules/conv.py", line 456, in _conv_forward
+    return F.conv2d(input, weight, bias, self.stride, self.padding)
+'''
+
+
+def test_a_small_request_from_a_convolution_into_a_full_card_is_an_activation_not_a_workspace():
+    full = CONV_TRACE + ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of "
+                         "7.79 GiB of which 40.00 MiB is free. Of the allocated memory 6.90 GiB is allocated by PyTorch, and "
+                         "120.00 MiB is reserved by PyTorch but unallocated.")
+    assert "cuDNN's algorithms take a workspace" not in " ".join(" ".join(cause.evidence) for cause in ranked(full))
+    assert ids(full)[0] != "cudnn_or_workspace"
+    roomy = CONV_TRACE + ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of "
+                          "7.79 GiB of which 2.00 GiB is free. Of the allocated memory 2.50 GiB is allocated by PyTorch, and "
+                          "120.00 MiB is reserved by PyTorch but unallocated.")
+    assert "cuDNN's algorithms take a workspace" in evidence_of(roomy, None, "cudnn_or_workspace")
+
+
+# --- a note that says the memory ran away, in looser words --------------------------------------
+
+@pytest.mark.parametrize("note", ["during validation the GPU memory explode after a few batches",
+                                  "the cpu ram keep increasing every epoch",
+                                  "it eats memory until out of my 32G ram"])
+def test_loose_words_for_memory_running_away_rank_a_suspected_oom(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and not report.detected and report.causes
+
+
+def test_a_request_retyped_as_trying_to_allocate_is_read():
+    report = analyze_inputs([], text="CUDA out of memory when trying to allocate 16 EiB")
+    assert report.error.requested_bytes == 16 * 1024**6
+    assert report.causes[0].id == "framework_bug"
+
+
+@pytest.mark.parametrize("note", ["the process takes twice as much RAM when num_workers is 4 as with 0, until it runs out of RAM",
+                                  "with num_workers=0 it works, with 8 workers the memory keeps growing until it dies",
+                                  "host memory grows with the number of workers"])
+def test_memory_that_follows_the_dataloader_workers_is_host_memory(note):
+    assert _signals(note).memory_follows_workers
+    assert ids("", note)[0] == "dataloader_or_host"
+    assert "The memory follows the number of worker processes" in against_of("", note, "graph_retained")
+
+
+def test_workers_set_to_zero_that_still_fail_do_not_follow_the_workers():
+    assert not _signals("with num_workers=0 it still fails after 300 steps").memory_follows_workers

@@ -391,11 +391,19 @@ _WHILE_BUILDING = (r"\b(?:while|when|as|during)\b[^.;]{0,40}\b(?:construct\w*|in
 # The DataLoader's host-side settings named (pinned buffers, prefetched batches, worker processes),
 # and Windows' Linux layer, where page-locked (pinned) host memory is tightly capped.
 _LOADER_SETTINGS = r"\bpin_memory\b|\bprefetch_factor\b|\bpersistent_workers\b|\bnum_workers\s?=\s?[1-9]"
+# Memory said to follow the DataLoader's worker count ("uses 3x more memory when num_workers > 0",
+# "with num_workers=0 it fits"): each worker is a process with its own copy of what it touches.
+_WORKERS = r"(?:num_workers|n_workers|(?:dataloader |data loader |loader )?workers)"
+_MEMORY_FOLLOWS_WORKERS = (rf"\b(?:more|\d+(?:\.\d+)?x|twice|double|triple|three times|much more|a lot more)(?: as much)? (?:\w+ )?(?:memory|ram)\b[^.;]{{0,30}}?"
+                           rf"\b(?:when|with|if|once|for) (?:using |setting |i use |i set )?(?:more )?{_WORKERS}\b|"
+                           rf"\b{_WORKERS}\s*(?:=|==|is|are|set to|at|of|to)?\s*(?:0|zero)\b[^.;]{{0,40}}?\b(?:works?|worked|fits?|fine|ok|no (?:oom|error|problem|crash)|solves?|solved|fixe[sd]|helps?|helped)\b|"
+                           rf"\b(?:memory|ram)\b[^.;]{{0,30}}?\b(?:grows?|scales?|increases?|goes up|rises?) with (?:the )?(?:number of )?{_WORKERS}\b")
 _WSL = r"\bwsl2?\b|windows subsystem for linux"
 # A call that allocates nothing but the device context failing ("cudaGetDeviceCount fails with out
 # of memory", "torch.cuda.is_available() reports out of memory"): no tensor of the program is involved.
+# (Not the guard of pasted code, "if torch.cuda.is_available():", which says nothing failed there.)
 _DEVICE_QUERY_FAILS = (r"\b(?:cudaGetDeviceCount|cuInit|cudaSetDevice|cudaFree\(0\)|cuDeviceGet\w*|cuCtxCreate\w*|nvmlInit\w*|"
-                       r"torch\.cuda\.(?:is_available|device_count|init|set_device)\(\)|tf\.config\.list_physical_devices\(\))")
+                       r"(?<!\bif )(?<!\bif not )torch\.cuda\.(?:is_available|device_count|init|set_device)\(\)|tf\.config\.list_physical_devices\(\))")
 # The same program said to fit natively (on Windows itself, outside the VM or container).
 _NATIVE_FITS = (r"\b(?:runs?|works?|worked|ran|fits?|is fine|was fine|trains?)\b[^.;]{0,20}?\bnative(?:ly)?\b|"
                 r"\bnative(?:ly)?(?: on windows)?\b[^.;]{0,20}?\b(?:works?|worked|runs?|ran|is fine|fits?)\b|"
@@ -654,7 +662,9 @@ _RESERVED_GROWS = (r"allocated(?:\(\))?(?: memory)? (?:is|stays|remains|looks) (
                    r"allocated[^.;]{0,30}\b(?:stable|constant|flat|the same|steady|unchanged)\b[^.;]{0,60}(?:reserved|cached)"
                    r"[^.;]{0,30}\b(?:grows?|growing|increas\w*|rises?|climbs?)")
 # One GPU (the first, rank 0) holding more than the others in a multi-GPU run.
-_ZEROTH = r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:gpu|card|device|rank) zero\b|(?:first|main|master) (?:gpu|card|device|rank)\b"
+_ZEROTH = (r"(?:gpu|card|device|rank|cuda:?)[- ]?#?0\b|(?:gpu|card|device|rank) zero\b|(?:first|main|master) (?:gpu|card|device|rank)\b|"
+           # the number before the noun: "the 0 GPU gets more memory", "the 0th card"
+           r"\bthe 0(?:th)? (?:gpu|card|device)\b")
 _HEAVIER = (r"\b(?:more|most|higher|larger|extra|a lot|lots|much|heavier|all (?:the )?(?:gpu |vram |video )?memory|"
             r"occupied|fills? up|full)\b(?! (?:of )?(?:the )?(?:system|host|cpu|main) (?:memory|ram)\b)")  # rank 0's host RAM is no GPU imbalance
 _RANK0_HEAVY = (rf"(?:{_ZEROTH})[^.;]{{0,60}}?{_HEAVIER}|{_HEAVIER}[^.;]{{0,40}}?\b(?:on|by|in|of) (?:the )?(?:{_ZEROTH})|"
@@ -678,10 +688,31 @@ _RANKS_ON_GPU0 = (rf"\b{_FEW} (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?
                   rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:carries|carried|has|had|hosts|holds|shows|showed|gets|lists)\b[^.;]{{0,15}}?\b{_FEW} (?:\w+ )?process(?:es)?\b|"
                   rf"\bprocess(?:es)? (?:of|for|from) (?:the )?(?:other )?(?:gpus?|ranks?|cards?)\b[^.;]{{0,50}}?\bon (?:the )?(?:{_ZEROTH})|"
                   rf"(?:{_ZEROTH})[^.;]{{0,60}}?\bfrom (?:each|every one|all) of the (?:other )?(?:\d+ )?(?:processes|ranks|workers)\b|"
+                  # "GPU 0 holds memory of every rank", "the first card has memory from all of them"
+                  rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:holds?|held|has|had|shows?|gets?|got|carries) (?:\w+ )?memory (?:of|from|for) (?:each|every|all)\b|"
                   rf"\b(?:each|every) (?:other )?(?:rank|process|worker)\b[^.;]{{0,50}}?\b(?:context|memory)\b[^.;]{{0,20}}?\bon (?:the )?(?:{_ZEROTH})|"
                   # "GPU 0 is always used in initialization even when it is not one of the GPUs I chose"
                   rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:is |gets |got |was )?(?:always |still |also )?(?:used|touched|initiali[sz]ed|allocated on|occupied)\b[^.;]{{0,50}}?"
                   rf"\b(?:even (?:when|if|though)|although|though|despite)\b[^.;]{{0,50}}?\b(?:not (?:one of|among|in|part of)|(?:not|never|n't) (?:\w+ )?(?:specified|selected|chosen|requested|listed|set|asked for|passed))")
+# Programs started apart, each given its own GPU ("7 training scripts, each on a specific gpu",
+# "independent runs with different seeds, one per card"): not one job's ranks, so what each leaves on
+# the first GPU is its own CUDA context or tensors made before it chose its device.
+_SEPARATE_PROGRAMS = (r"\b(?:\d+|two|three|four|five|six|seven|eight|several|multiple|many) (?:separate |independent |different )?(?:training |python )?"
+                      r"(?:scripts?|programs?|runs|jobs|experiments|trainings|instances)\b[^\n]{0,100}?\b(?:each|every one|one per|per)\b[^\n]{0,60}?"
+                      r"\b(?:gpus?|cards?|devices?|cuda:\{?\w+\}?)|"
+                      r"\b(?:independent|separate) (?:training )?(?:runs|processes|trainings|jobs|scripts|programs)\b[^.]{0,60}?\b(?:own|specific|different|separate|one) (?:gpu|card|device)s?\b")
+# The note wants a GPU other than the one that ran out ("what I want is to use my GPU 1", "how do I
+# run it on the second card", "it picks the Intel one instead of the NVIDIA", "net.cuda() should be
+# net.cuda(cfg.gpu)"): the program never chose its device, so it went to the default one.
+_OTHER_GPU = r"(?:gpu|card|device|cuda:?) ?#?[1-9]\b|(?:second|other|dedicated|discrete|nvidia|2nd) (?:\w+ )?(?:gpu|card|graphics|device)\b"
+_OTHER_GPU_WANTED = (rf"\b(?:want|wanted|wants|would like|'d like|need|needs|needed|trying|tried|try|intend|intended|meant|mean)(?: is| was)? to "
+                     rf"(?:use|run (?:it |this |the \w+ |my \w+ )?on|train (?:it )?on|select|choose|pick|switch to|work (?:with|on)) (?:my |the |a )?(?:{_OTHER_GPU})|"
+                     rf"\bhow (?:do i |can i |could i |would i |should i |to )(?:use|run (?:it |this )?on|train on|select|choose|pick|set|switch to) (?:my |the |a )?(?:{_OTHER_GPU})|"
+                     rf"\b(?:any|some) (?:way|code|option|setting|flag|argument)s? (?:\w+ ){{0,5}}?(?:to |for )?(?:use|run (?:it |this )?on|select|choose|pick|set|switch to) (?:my |the |a )?(?:{_OTHER_GPU})|"
+                     rf"\b(?:uses?|used|using|runs? on|ran on|running on|picks?|picked|selects?|selected|chooses?|chose|goes to|went to|defaults? to|lands? on|landed on) "
+                     rf"(?:the |my )?(?:gpu ?#?0|cuda:0|first (?:gpu|card)|intel\b(?: \w+)?|integrated (?:gpu|graphics)|onboard \w+)[^.;?]{{0,20}}?\binstead of (?:on )?(?:my |the |a )?"
+                     rf"(?:{_OTHER_GPU}|gpu i (?:set|chose|selected|specified|asked for))|"
+                     r"\.(?:cuda|to)\(\)\s*(?:should|must|needs? to|has to|ought to) (?:be|read|become)\b[^.;?\n]{0,40}?\.(?:cuda|to)\((?!\))")
 _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |my )?(?:saved )?(?:checkpoints?|state[_ ]dicts?|weights|parameters|ckpt)\b|"
                       r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b")
 # "The memory is not allocated evenly across the GPUs": an imbalance said through its negation (read
@@ -689,7 +720,7 @@ _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |
 _NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|balanced)\b[^.;]{0,30}\b(?:gpus|cards|devices|ranks)\b|"
                     r"\b(?:memory|usage|vram)\b[^.;]{0,20}\b(?:differs?|varies|vary|differ) (?:a lot |greatly |widely |much |very much )?(?:between|across|among) (?:the )?(?:gpus|cards|devices|ranks)\b")
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
-_SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?the (?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
+_SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?(?:the )?(?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
 # Many sequences decoded at once (samples, beams, returned sequences): a KV cache for each.
 # Several outputs generated for each prompt (candidates to pick from, images per prompt): they go
 # through the network together, so the batch is prompts x outputs per prompt.
@@ -1469,6 +1500,10 @@ class Signals:
     freed_not_released: bool = False  # the program deleted what it held and the memory did not come back
     library_beside_framework: bool = False  # a GPU library with its own allocator failed beside a framework in the same process
     ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
+    separate_programs: bool = False  # programs started apart, each given its own GPU (not one job's ranks)
+    memory_follows_workers: bool = False  # memory said to rise with the DataLoader's worker count
+    parallel_job_named: bool = False  # a multi-GPU job named (DDP, torchrun, ranks, FSDP...), not only a count of GPUs
+    other_gpu_wanted: bool = False  # the note wants a GPU other than the one that ran out
     loads_saved_state: bool = False  # the note says the run loads saved weights or state (a checkpoint, torch.load, a resume)
     auto_batch: bool = False
     works_alone: bool = False
@@ -1658,7 +1693,7 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
 _NEGATION_WORDS = "no|not|never|without|none|nothing|nor"
 _NEGATION = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n't\b|\bnon-", re.IGNORECASE)
 # Signals whose pattern names a thing that a negation in front of it denies.
-_NEGATABLE = {"other_process_hint", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode",
+_NEGATABLE = {"other_process_hint", "other_gpu_wanted", "growth", "host_ram", "loss_kept", "outputs_kept", "fragmentation_said", "rank0_heavy", "low_precision", "full_precision_said", "repeated_calls", "cpu_mode",
               "frees_every_step", "smaller_input_fits", "fused_attention"}  # "I can't free the GPU memory after each iteration" frees nothing
 
 
@@ -2674,7 +2709,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, _without_wishes(what_failed)),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
@@ -2968,9 +3003,10 @@ def read_signals(context: TriageContext) -> Signals:
         signals.upgraded_to_torch_04 = True
     signals.growth_across_epochs = signals.growth and bool(re.search(r"\bepochs?\b", signals.evidence.get("growth", ""))
                                                            or _search(_ACROSS_EPOCHS, note))
-    signals.distributed = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
-                                       r"model[- ]parallel|data[- ]?parallel|tensor[- ]parallel|accelerate launch|multi-node|\btp\d|"
-                                       r"all_gather|all_reduce|broadcast", everything)) \
+    signals.parallel_job_named = bool(_search(r"multi-?gpu|\bddp\b|distributed|torchrun|deepspeed|\bzero\b|zero-?[123]|fsdp|\branks?\b|"
+                                              r"model[- ]parallel|data[- ]?parallel|tensor[- ]parallel|accelerate launch|multi-node|\btp\d|"
+                                              r"all_gather|all_reduce|broadcast", everything))
+    signals.distributed = signals.parallel_job_named \
         or (signals.gpu_count or 0) > 1 or len(context.failing_ranks) > 1 or (context.environment.world_size or 1) > 1 \
         or bool(re.search(r"ranks?|process|workers?", signals.evidence.get("rank0_heavy", ""), re.IGNORECASE))  # "every worker on GPU 0"
     signals.fsdp = bool(_search(r"\bfsdp\b|fully_shard|FullyShardedDataParallel", f"{everything}\n{excerpt[-20000:]}"))

@@ -20,6 +20,15 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
     tensors on cuda:0, the loss or metrics computed on one device)."""
     signals = data.signals
     multi = signals.distributed or signals.data_parallel or signals.several_gpus
+    if signals.separate_programs and not (signals.parallel_job_named or signals.data_parallel) and (signals.rank0_heavy or signals.ranks_on_gpu0):
+        # Programs started apart share no replica: what each leaves on the first GPU is its CUDA
+        # context (a few hundred MB) or tensors made on the default device before it chose its own.
+        said = signals.evidence.get("rank0_heavy") or signals.evidence["ranks_on_gpu0"]
+        yield Vote("other_process_or_device", 0.65, f'Separate programs, each given its own GPU, still use the first one ("{said}"): '
+                   "each opened its CUDA context (or made tensors) on the default device, cuda:0, before choosing its own; start "
+                   "each with CUDA_VISIBLE_DEVICES=N, or call torch.cuda.set_device(N) before anything touches CUDA.")
+        yield Vote("distributed_replication", -0.3, "They are separate programs, not one job's ranks: there is no replica to shard.")
+        return
     if signals.ranks_on_gpu0 and (multi or signals.rank0_heavy):
         # Each rank's own process on the first GPU: its CUDA context, or tensors it restored or created
         # there, because it had not chosen its device (torch.cuda.set_device(local_rank)) or loaded a
@@ -42,6 +51,19 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
         yield Vote("distributed_replication", 0.45, "nn.DataParallel copies the model from GPU 0 every step and gathers all "
                    "outputs (and computes the loss) there, so GPU 0 needs more than the others; DistributedDataParallel "
                    "balances the load.")
+
+
+@rule
+def another_gpu_was_meant(data: RuleInput) -> Iterator[Vote]:
+    """The note wants a GPU other than the one that ran out: the program never chose its device, so
+    its tensors went to the default one (cuda:0, or the first card the runtime lists), which is
+    smaller than the card meant or already holds someone else's work."""
+    signals = data.signals
+    if not signals.other_gpu_wanted:
+        return
+    yield Vote("other_process_or_device", 0.65, f'The note wants a different GPU from the one that ran out '
+               f'("{signals.evidence["other_gpu_wanted"]}"): the tensors went to the default device; select the card with '
+               "CUDA_VISIBLE_DEVICES=N, or torch.device('cuda:N') / torch.cuda.set_device(N) before anything touches CUDA.")
 
 
 @rule

@@ -245,7 +245,9 @@ def memory_free_at_failure(data: RuleInput) -> Iterator[Vote]:
     elif signals.free_at_failure:
         yield Vote("framework_bug", 0.4, f'The device was far from full when it failed ("{signals.evidence["free_at_failure"]}").')
         yield Vote("other", 0.2, "A cap or runtime limit, not the device's memory, was reached.")
-    if n.total and signals.note_gpu_capacity and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count:
+    # (not when the note wants another card: the size it gives is that card's, rule another_gpu_was_meant)
+    if n.total and signals.note_gpu_capacity and signals.note_gpu_capacity > 1.5 * n.total and not signals.gpu_count \
+            and not signals.other_gpu_wanted:
         yield Vote("framework_bug", 0.55, f"The runtime reports {format_size(n.total)} in total, far less than the "
                    f"{format_size(signals.note_gpu_capacity)} the device has: the build or driver sees only part of it.")
         yield Vote("other", 0.35, "The visible memory is capped below the device's (a driver, firmware or runtime setting).")

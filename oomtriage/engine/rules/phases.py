@@ -560,6 +560,21 @@ def data_loading(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def memory_that_follows_the_worker_count(data: RuleInput) -> Iterator[Vote]:
+    """Memory that rises with the DataLoader's workers is host memory: each worker is a process of
+    its own, and the Python objects of the dataset it touches are copied into it (reference counts
+    write to every page they read, which breaks copy-on-write), so N workers hold up to N copies."""
+    signals = data.signals
+    if not signals.memory_follows_workers:
+        return
+    yield Vote("dataloader_or_host", 0.65, f'The memory follows the DataLoader\'s workers ("{signals.evidence["memory_follows_workers"]}"): '
+               "each worker process copies what it touches of the dataset; keep the dataset in numpy arrays or tensors rather "
+               "than Python lists and dicts, or lower num_workers.")
+    for cause in ("graph_retained", "reference_leak"):
+        yield Vote(cause, -0.35, "The memory follows the number of worker processes, not tensors the training loop keeps.")
+
+
+@rule
 def a_device_query_that_reports_out_of_memory(data: RuleInput) -> Iterator[Vote]:
     """An out-of-memory error from a call that allocates no tensor (counting devices, initialising
     the driver, choosing a device): only the device context is being made, and it needs a few hundred

@@ -104,6 +104,14 @@ def attention_op_in_the_message(data: RuleInput) -> Iterator[Vote]:
         yield Vote("batch_too_large", -0.3, "The batch scales the score matrix only linearly; its size is the square of the length.")
 
 
+def _an_ordinary_activation(numbers) -> bool:
+    """A small request into a card that its live tensors already fill: the next activation (a
+    convolution's output), not a workspace, which is asked for in large pieces on top of them."""
+    n = numbers
+    return bool(n.requested and n.capacity and n.allocated is not None
+                and n.requested < 0.05 * n.capacity and n.allocated >= 0.7 * n.capacity)
+
+
 @rule
 def allocation_site(data: RuleInput) -> Iterator[Vote]:
     frames = meaningful_frames(data.context)[:6]
@@ -126,6 +134,8 @@ def allocation_site(data: RuleInput) -> Iterator[Vote]:
                        "exists yet, whatever set-up call it runs under.")
         for cause, weight, pattern, meaning in _SITES:
             if cause in seen or not re.search(pattern, text):
+                continue
+            if cause == "cudnn_or_workspace" and _an_ordinary_activation(data.numbers):
                 continue
             seen.add(cause)
             # The innermost frames are the allocation site; outer ones only say what was running.
