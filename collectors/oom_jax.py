@@ -92,3 +92,12 @@ def parse_xla_generic(match: re.Match[str], window: Window) -> Fields:
     if size:
         fields["requested_bytes"] = _bytes(size.group(1))
     return fields
+
+
+# Not primary: only an excerpt that lost the message itself leaves the dump to stand for it.
+@message_format("xla_buffer_dump_fragment", r"XLA Label: [\w-]+ Shape: \w+\[([\d,]*)\]", primary=False)
+def parse_buffer_dump_fragment(match: re.Match[str], window: Window) -> Fields:
+    """A line of XLA's BufferAssignment dump ("XLA Label: fusion / Shape: f32[1,64,1080,1920]"), which
+    XLA prints only under its out-of-memory error: the first buffer listed is the largest live one."""
+    return {"framework": "tensorflow" if "tensorflow" in window.flat.lower() else "jax", "backend": "unknown",
+            "tensor_shape": shape_of(match.group(1)), "raw_message": window.lines[0].strip()}

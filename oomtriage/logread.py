@@ -33,6 +33,7 @@ TRIGGER_PHRASES = [
     rb"outofmemory",
     rb"out_of_memory",
     rb"resource_?\s?exhausted",
+    rb"^\s*xla label: ",  # a line of XLA's BufferAssignment dump, printed only on an OOM
     rb"oom when allocating",
     rb"alloc(?:ation)?_failed",
     rb"killed by signal",
@@ -112,11 +113,11 @@ TRIGGER_PHRASES = [
 # Keys are chosen for speed too: bytes.find skips by the needle's last byte, so rare endings win.
 PREFILTER_KEYS = [b"memory", b"exhausted", b"kill", b"alloc", b"_status_", b"algorithm", b"device-side",
                   b"resources", b"segmentation fault", b"device ordinal", b"cuda-capable", b"operation timeout",
-                  b" 137", b"winerror 1455", "死".encode(), b"error 2"]
+                  b" 137", b"winerror 1455", "死".encode(), b"error 2", b"xla label"]
 # (" 137" serves every "exit code 137" / "status: 137" spelling in one pass; "resources" serves CUDA's
 # "too many resources requested", OpenCL's CL_OUT_OF_RESOURCES and OpenVINO's "out of GPU resources",
 # which name no memory at all; "error 2" is CUDA's code for an OOM printed bare (spconv); Triton's
-# "out of resource: shared memory" and Ray's lines all hold "memory"; the paging-file message always carries its "[WinError 1455]"; "死" ends both Chinese spellings of "Killed", 已杀死
+# "out of resource: shared memory" and Ray's lines all hold "memory"; "xla label" finds XLA's buffer dump; the paging-file message always carries its "[WinError 1455]"; "死" ends both Chinese spellings of "Killed", 已杀死
 # and 已殺死: one pass for the two.)
 TRIGGER_TEXT = re.compile("|".join(p.decode() for p in TRIGGER_PHRASES), re.IGNORECASE | re.MULTILINE)
 

@@ -532,3 +532,24 @@ def test_a_memory_error_in_cupys_pool_names_cupy():
             'MemoryError: Cannot allocate 800000000000 bytes\n')
     error = analyze_inputs([], text=text).error
     assert (error.backend, error.library) == ("cuda", "cupy")
+
+
+def test_an_xla_buffer_dump_without_its_message_is_still_an_oom_with_its_largest_buffer():
+    from oomtriage.api import analyze_inputs
+    dump = ("Peak buffers:\n    Buffer 1:\n        Size: 1.50GiB\n        Operator: op_name=\"jit(step)/conv_general_dilated\"\n"
+            "        XLA Label: fusion\n        Shape: f32[1,96,2048,2048]\n        ==========================\n\n"
+            "    Buffer 2:\n        Size: 256.00MiB\n        XLA Label: custom-call\n        Shape: bf16[4,32,1024,1024]\n")
+    report = analyze_inputs([], text=dump)
+    assert report.detected and report.error.framework == "jax"
+    assert report.error.tensor_shape == [1, 96, 2048, 2048]
+    assert report.causes[0].id == "input_size_too_large"
+
+
+def test_an_xla_buffer_dump_after_its_message_leaves_the_message_in_charge():
+    from oomtriage.api import analyze_inputs
+    text = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1610612736 bytes.\n"
+            "BufferAssignment OOM Debugging.\nPeak buffers:\n    Buffer 1:\n        Size: 1.50GiB\n        XLA Label: fusion\n"
+            "        Shape: f32[8,96,512,1024]\n")
+    report = analyze_inputs([], text=text)
+    assert report.error.format == "xla_resource_exhausted" and report.error.requested_bytes == 1610612736
+    assert report.additional_ooms == 0

@@ -6612,3 +6612,24 @@ def test_memory_that_follows_the_dataloader_workers_is_host_memory(note):
 
 def test_workers_set_to_zero_that_still_fail_do_not_follow_the_workers():
     assert not _signals("with num_workers=0 it still fails after 300 steps").memory_follows_workers
+
+
+# --- kept outputs, growth and failure in more of the words users type ---------------------------
+
+@pytest.mark.parametrize("note", ["the forward hook does self.features.append(out) for every image",
+                                  "activations and gradients are getting accumulated in cuda memory by the hook",
+                                  "I cannot get the outputs of the encoder to leave the GPU"])
+def test_outputs_appended_or_stuck_on_the_device_are_kept_references(note):
+    assert _signals(note).outputs_kept, note
+    assert ids("RuntimeError: CUDA out of memory.", note + ", and memory grows every batch")[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["memory keeps piling up with every call", "the RAM is piling up after each loop"])
+def test_memory_piling_up_is_growth(note):
+    assert _signals(note).growth
+
+
+@pytest.mark.parametrize("note", ["after a while the memory overflows", "the GPU memory overflowed at the third image"])
+def test_memory_that_overflows_is_a_run_that_died(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes

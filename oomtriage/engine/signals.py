@@ -84,7 +84,7 @@ _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sgla
 # --- timing -------------------------------------------------------------------------------------
 _GROWTH = (# "a constant incremental of the use of its memory", "a steady rise in VRAM usage"
            r"\b(?:constant|steady|continuous|continual|gradual|linear|permanent|ceaseless|unbounded)(?:ly)? (?:increments?|incremental|increases?|increasing|rises?|rising|growth|growing)\b[^.;]{0,30}?\b(?:memory|vram|usage)\b|"
-           r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:\w+ly )?(?:increas|grow|going up|rising|climbing)\w*|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
+           r"\b(?:rais|increas|bump|push)\w* (?:the )?(?:gpu |vram |cuda |device )?(?:memory|vram)(?: usage| use)?\b(?! ?(?:limit|fraction|cap|utili[sz]ation|allocation|budget))|climb\w*|creep\w*|keeps? (?:\w+ly )?(?:increas|grow|going up|rising|climbing|piling up)\w*|\bpil(?:e|es|ed|ing) up (?:with|after|over|on|in) (?:every|each)\b|(?:rises?|rising|grows?|growing|increas\w*|goes up|going up)"
            # "increasing the batch size" is a setting that changed, not memory that grew
            r"(?! (?:the |my |our )?(?:batch|resolution|image|sequence|seq|context|input|model)\b)"
            r"(?: \w+){0,3} (?:every|each|over|with(?! the square\b)|after|batch|step|iteration|epoch)|"
@@ -510,8 +510,14 @@ _OUTPUTS_KEPT = (# "the outputs of the model and the labels are added to a list 
                  # (a method call's dot is no sentence end: "with scores.cpu() in a list")
                  r"(?:[^.;]|\.(?=\w)){0,40}(?:\b(?:list|dict|array|cache|pool|buffer|history|queue|on the gpu|in memory)\b|\bself\.\w+)|"
                  # "the images accumulate on the GPU", "outputs pile up in GPU memory"
-                 r"\b(?:images|tensors|data|datasets?|features|outputs|frames|batches|embeddings|predictions|results)\b (?:keep |seem to )?"
+                 r"\b(?:images|tensors|data|datasets?|features|outputs|frames|batches|embeddings|predictions|results|activations|gradients)\b "
+                 r"(?:keep |seem to |are |is |get |gets |are getting |is getting |are being |is being )?"
                  r"(?:accumulat\w*|pil(?:e|es|ed|ing) up|build(?:s|ing)? up|stack(?:s|ing)? up) (?:on|in) (?:the )?(?:gpu|vram|device|cuda)\b|"
+                 # a hook or loop appending the output itself: "the hook does self.activations.append(output)"
+                 r"\.append\((?:self\.)?\w*(?:output|out|activation|grad|feature|pred|logit|hidden)\w*\)|"
+                 # "I can't get the results of S1D(x) to leave the GPU"
+                 r"\b(?:can't|cannot|can not|couldn't|could not|unable to) (?:get|make|force) (?:the |my |its )?(?:results|outputs|predictions|tensors|activations|features)\b"
+                 r"(?:[^.;]|\.(?=\w)){0,40}?\bto (?:leave|get off|come off|move off) (?:the )?(?:gpu|device|card|vram)\b|"
                  # "the image pool that keeps 50 generated images", "a replay buffer holding the last outputs"
                  r"\b(?:pool|buffer|history|queue|cache)\b[^.;]{0,30}?\b(?:keeps?|holds?|stores?|collects?)\b[^.;]{0,20}?"
                  r"(?:images|outputs|tensors|samples|features|predictions|logits|states|trajectories|transitions|experiences|episodes|rollouts)\b|"
@@ -2026,7 +2032,9 @@ def frame_text(context: TriageContext) -> str:
 # A note that says the memory was overrun ("blows past the GPU memory", "exceeds the VRAM"): a failure,
 # for the phase readers here and for the engine's "did the run die" check.
 MEMORY_EXCEEDED = (r"\b(?:blows?|blew|goes|went) (?:past|through|over) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|ram)\b|"
-                   r"\b(?:exceed\w*|overflow\w*) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|capacity)\b")
+                   r"\b(?:exceed\w*|overflow\w*) (?:the |its |my )?(?:gpu |device |video )?(?:memory|vram|capacity)\b|"
+                   # "eventually the memory overflows"
+                   r"\b(?:memory|vram)\b (?:\w+ )?overflow(?:s|ed|ing)?\b")
 _FAILURE_WORDS = (r"\bdo(?:es)?(?:n't| not) fit\b|\b(?:do(?:es)?|did)(?:n't| not) work\b|\bexplod\w*|\bblows? up\b|\bfail|\bcrash|\bdies\b|\bdied\b|\bruns? out\b|\bran out\b|\bexhaust\w*|\bOOM|out-of-memory|out of memory|\berror|\babort|"
                   rf"\bstops\b|\bkill(?:s|ed)\b|\bexception|\bbreaks\b|{MEMORY_EXCEEDED}|"
                   # where a peak is placed is where it fails: "the 4.9 GB occurs in the optimizer's initialization"
