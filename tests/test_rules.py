@@ -6633,3 +6633,25 @@ def test_memory_piling_up_is_growth(note):
 def test_memory_that_overflows_is_a_run_that_died(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and report.causes
+
+
+def test_an_idle_cache_that_alone_held_the_request_outranks_the_size_of_the_tensor():
+    text = sentence(req="4.00 GiB", total="15.75 GiB", free="1.00 GiB", alloc="8.00 GiB", unalloc="6.00 GiB")
+    note = "it fails on a long input"
+    assert ids(text, note)[0] == "fragmentation"
+    assert "in pieces" in against_of(text, note, "input_size_too_large")
+    # a cache that is a sliver of the card does not decide it, however it compares with the request
+    small = sentence(req="300.00 MiB", total="23.65 GiB", free="100.00 MiB", alloc="22.00 GiB", unalloc="400.00 MiB")
+    assert "in pieces" not in " ".join(" ".join(cause.counter_evidence) for cause in ranked(small, note))
+
+
+@pytest.mark.parametrize("note", ["it runs out because the chunks are too long", "my segments are way too long for the model"])
+def test_pieces_of_the_input_said_too_long_are_a_long_input(note):
+    assert _signals(note).long_input
+
+
+@pytest.mark.parametrize("note", ["when I load the trained model the memory surges to about double",
+                                  "there is a surge in GPU memory when the checkpoint is loaded"])
+def test_a_memory_surge_while_loading_is_ranked(note):
+    report = analyze_inputs([], text="", note=note)
+    assert report.suspected and report.causes[0].id == "checkpoint_loading"

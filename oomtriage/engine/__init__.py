@@ -52,6 +52,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     # "training filled the GPU memory", "it fills up all the VRAM"
     r"\bfill(?:s|ed|ing)? (?:up )?(?:all |the whole |the entire )?(?:of )?(?:the |my )?(?:\d+ ?[GM]i?B (?:of )?)?(?:gpu(?:'s)? |video )?(?:memory|vram)\b|\b(?:fail|crash|die|abort)(?:s|ed|es|ing)?\b|\bdied\b|"
     r"\bmemory leak|\bleak(?:s|ing)? (?:\w+ )?memory\b|"
+    # "loading the model makes the memory surge to double", "a surge in GPU memory when it loads"
+    r"\b(?:memory|vram|ram)\b[^.;]{0,30}?\bsurges?\b|\bsurges? (?:in|of) (?:gpu |host |cpu |video )?(?:memory|vram|ram)\b|"
     # "the memory just blows up", "VRAM explodes", "reserved grows until the device is full"
     r"\b(?:memory|vram|ram|usage)\b[^.;]{0,20}?\b(?:blows?|blew|blowing) up\b|\b(?:memory|vram|ram)(?: usage)? (?:explode|explodes|exploded|exploding|explosion)\b|"
     r"\b(?:blows?|blew|blowing) up (?:my |the |all (?:of )?(?:my |the )?)?(?:gpu |system |host )?(?:ram|memory|vram)\b|"

@@ -765,7 +765,10 @@ _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:al
                     r"more than enough (?:gpu |free )?(?:memory|vram|room|space)|well within (?:the )?(?:gpu'?s? )?(?:memory|capacity|vram)")
 _PERIODIC = r"(?:right |just )?(?:after|at) (?:iteration|step|iter|epoch)s? (?:\d*[1-9]0{2,})\b|every (?:\d*[1-9]0{2,}) (?:iterations|steps)"
 _LOGPROBS = r"log ?prob\w*|log probabilit\w*|prompt_logprobs|\bscor(?:e|es|ing) (?:text|prompts?|sequences|tokens)|perplexity"
-_LONG_INPUT = (# an image's shape written as a tuple: "my input image shape is (750, 1000)", "image size [1024, 2048, 3]"
+_LONG_INPUT = (# the pieces the input is cut into said to be too long: "because the chunks are too long"
+               r"\b(?:chunks?|segments?|clips?|windows?|utterances?|sentences?|sequences?|sounds?|recordings?|passages?|documents?|prompts?) "
+               r"(?:are|is|were|was|being|get|gets|got) (?:much |far |way )?too (?:long|large|big)\b|"
+               # an image's shape written as a tuple: "my input image shape is (750, 1000)", "image size [1024, 2048, 3]"
                r"\b(?:images?|pictures?|photos?|frames?|inputs?)(?:'s)? (?:\w+ )?(?:shape|size|resolution|dimensions?) (?:is |of |are |=\s?|:\s?)?"
                r"[(\[]\s?(?:[1-9]\d?\s?,\s?)?(?:[5-9]\d{2}|\d{4,5})\s?,\s?(?:[5-9]\d{2}|\d{4,5})(?:\s?,\s?[1-4])?\s?[)\]]|"
                r"(?:(?<![\w.,])\d[\d.,]*|\b(?:one|two|three|four|five|six|ten|twenty|thirty|ninety))[- ]?(?:minutes?|min|hours?|h|seconds?|s)(?:[- ]long)? "

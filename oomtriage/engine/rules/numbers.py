@@ -36,9 +36,18 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
             # The idle cache alone held more than a large request: one contiguous block of it would
             # have served the request without asking the driver at all.
             strength = max(strength, 0.5)
+        idle_cache_held_it = share >= 0.25 and n.unallocated >= n.requested
+        if idle_cache_held_it:
+            # A quarter of the card or more sat idle in the cache, more than the request by itself:
+            # the memory for this tensor was there, cut into blocks too small for it.
+            strength = 0.9
         yield Vote("fragmentation", strength, f"{format_size(n.unallocated)} was reserved but unallocated and "
                    f"{format_size(n.free)} free, together more than the {format_size(n.requested)} requested, yet no "
                    "block was large enough: the cache is fragmented.")
+        if idle_cache_held_it:
+            for cause in ("input_size_too_large", "batch_too_large"):
+                yield Vote(cause, -0.25, f"PyTorch's cache alone held {format_size(n.unallocated)} idle, more than this "
+                           "request: the memory for it was there, in pieces.")
     elif n.reserved and n.unallocated > 0.3 * n.reserved and n.unallocated > GIB:
         yield Vote("fragmentation", 0.45, f"{format_size(n.unallocated)} ({n.unallocated / n.reserved:.0%} of "
                    "PyTorch's reservation) sat unused in the cache.")
