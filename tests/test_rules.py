@@ -6655,3 +6655,21 @@ def test_pieces_of_the_input_said_too_long_are_a_long_input(note):
 def test_a_memory_surge_while_loading_is_ranked(note):
     report = analyze_inputs([], text="", note=note)
     assert report.suspected and report.causes[0].id == "checkpoint_loading"
+
+
+@pytest.mark.parametrize("note", ["gradient checkpointing is never enabled on the transformers path, so training runs out of memory",
+                                  "the --offload_optimizer flag is silently ignored by the launcher and it OOMs",
+                                  "fails with OOM: the config's bf16 option is ignored and the model loads in fp32"])
+def test_a_saving_option_the_code_never_applies_is_a_library_bug(note):
+    assert _signals(note).saving_option_dropped, note
+    assert ids("", note)[0] == "framework_bug"
+
+
+def test_a_saving_option_that_helped_too_little_is_not_dropped():
+    assert not _signals("gradient checkpointing is enabled but it still runs out of memory").saving_option_dropped
+
+
+@pytest.mark.parametrize("note", ["after a change in one of our dependencies the compiled graphs grew and it now runs out of memory",
+                                  "some graph breaks in our dependencies were removed, and now it OOMs"])
+def test_a_dependency_that_changed_under_the_code_is_a_version_change(note):
+    assert _signals(note).upgrade_regression

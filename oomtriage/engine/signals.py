@@ -224,6 +224,10 @@ _A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minut
 _LIBRARY_WORDS = r"torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning"
 _LIBRARY_NAMES = rf"(?:{_LIBRARY_WORDS})"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
+                   # a dependency that changed under the code: "some graph breaks in our dependencies were evened
+                   # out", "after a change in one of the dependencies"
+                   r"\b(?:changes?|updates?|upgrades?|bumps?) (?:in|of|to) (?:one of )?(?:our |the |its |a |some |their )?dependenc(?:y|ies)\b|"
+                   r"\b(?:in|from) (?:our |the |its |some |their )?dependenc(?:y|ies)\b[^.;]{0,20}?\b(?:were|was|got|have been|has been) (?:\w+ )?(?:changed|updated|upgraded|evened out|removed|bumped)\b|"
                    # Two builds named, one that works and one that does not ("working: 2.1.0, broken: 2.2.0").
                    r"(?:after|since|with|from) (?:the |that )?(?:PR|pull request|merge request|commit|merge) ?#?\w*\d|"
                    # "I backtracked and traced the issue to PR #13746", "bisected it down to commit 4e2f1a"
@@ -1511,6 +1515,7 @@ class Signals:
     ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
     separate_programs: bool = False  # programs started apart, each given its own GPU (not one job's ranks)
     memory_follows_workers: bool = False  # memory said to rise with the DataLoader's worker count
+    saving_option_dropped: bool = False  # a memory-saving option asked for that the code never applies
     parallel_job_named: bool = False  # a multi-GPU job named (DDP, torchrun, ranks, FSDP...), not only a count of GPUs
     other_gpu_wanted: bool = False  # the note wants a GPU other than the one that ran out
     loads_saved_state: bool = False  # the note says the run loads saved weights or state (a checkpoint, torch.load, a resume)
@@ -2507,6 +2512,13 @@ _SETTING_IGNORED = (r"\b(?:reports?|shows?|says?|lists?|prints?) (?:the )?(?:exp
                     rf"\bignor\w* (?:the )?(?:expandable[_ ]segments|{ALLOC_CONF_VARIABLE}|allocator (?:setting|config\w*))|"
                     rf"\b(?:expandable[_ ]segments|{ALLOC_CONF_VARIABLE})\b[^.;]{{0,30}}?\b(?:is|was|gets?|got) (?:silently )?ignored\b|"
                     r"\b(?:setting|env(?:ironment)? var\w*|flag)\b[^.;]{0,30}?\bnever (?:takes?|took) effect|\bdoes(?:n't| not) take effect\b")
+# A memory-saving option asked for that the code never applies ("gradient checkpointing is never enabled
+# on that path", "the offload flag is silently ignored"): the library or script drops it.
+_SAVING_OPTION = (r"(?:gradient|activation)[_ ]checkpointing|\w+_checkpointing\b|\boffload\w*|\bload_in_[48]bit\b|\b[48][- ]?bit\b|"
+                  r"\bquantiz\w*|\bmixed[_ ]precision\b|\bfp16\b|\bbf16\b|flash[_ ]attention|\bxformers\b|\bsdpa\b")
+_SAVING_OPTION_DROPPED = (rf"(?:{_SAVING_OPTION})[^.;]{{0,60}}?\b(?:is|was|are|were|gets?|got) never (?:enabled|applied|passed|used|read|honou?red|turned on)\b|"
+                          r"\b(?:setting|option|flag|argument|parameter)s? (?:is|was|are|were|stays?) silently (?:inert|ignored|dropped|unused|discarded)\b|"
+                          rf"(?:{_SAVING_OPTION})[^.;]{{0,40}}?\b(?:is|was|are|were|gets?|got) (?:silently )?(?:ignored|dropped|discarded)\b")
 # The run fails only without the setting ("if I don't set expandable_segments I get OOM").
 _NEEDS_THE_SETTING = (r"\b(?:without (?:setting |using |enabling )?|if (?:i|we) (?:don't|do not|didn't|did not) (?:set|use|enable|add)|"
                       r"unless (?:i|we) (?:set|use|enable|add))\b[^.;]{0,80}?\b(?:ooms?|out of memory|fails?|crash\w*|errors?)\b")
@@ -2720,7 +2732,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, _without_wishes(what_failed)),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "saving_option_dropped": (_SAVING_OPTION_DROPPED, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),

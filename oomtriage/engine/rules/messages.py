@@ -390,6 +390,20 @@ def workload_fits_elsewhere(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_saving_option_the_code_drops(data: RuleInput) -> Iterator[Vote]:
+    """A memory-saving option that was asked for but that the code never applies (a config key read only
+    on another branch, a flag not passed through): the run uses the memory the option was meant to save,
+    which is a bug of the library or script, not of the workload."""
+    signals = data.signals
+    if not signals.saving_option_dropped:
+        return
+    yield Vote("framework_bug", 0.65, f'A memory-saving option was asked for and the code never applies it '
+               f'("{signals.evidence["saving_option_dropped"]}"): pass it through, or apply it directly (for example '
+               "model.gradient_checkpointing_enable()), and report it to the library.")
+    yield Vote("batch_too_large", -0.3, "The memory the run needs was set to be lower by an option the code dropped.")
+
+
+@rule
 def version_regression(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.upgraded_to_torch_04:
