@@ -2514,7 +2514,8 @@ _SETTING_IGNORED = (r"\b(?:reports?|shows?|says?|lists?|prints?) (?:the )?(?:exp
                     r"\b(?:setting|env(?:ironment)? var\w*|flag)\b[^.;]{0,30}?\bnever (?:takes?|took) effect|\bdoes(?:n't| not) take effect\b")
 # A memory-saving option asked for that the code never applies ("gradient checkpointing is never enabled
 # on that path", "the offload flag is silently ignored"): the library or script drops it.
-_SAVING_OPTION = (r"(?:gradient|activation)[_ ]checkpointing|\w+_checkpointing\b|\boffload\w*|\bload_in_[48]bit\b|\b[48][- ]?bit\b|"
+# (a bounded, word-initial prefix: "\w+_checkpointing" tried at every letter of a long word is quadratic)
+_SAVING_OPTION = (r"(?:gradient|activation)[_ ]checkpointing|\b\w{1,40}_checkpointing\b|\boffload\w*|\bload_in_[48]bit\b|\b[48][- ]?bit\b|"
                   r"\bquantiz\w*|\bmixed[_ ]precision\b|\bfp16\b|\bbf16\b|flash[_ ]attention|\bxformers\b|\bsdpa\b")
 _SAVING_OPTION_DROPPED = (rf"(?:{_SAVING_OPTION})[^.;]{{0,60}}?\b(?:is|was|are|were|gets?|got) never (?:enabled|applied|passed|used|read|honou?red|turned on)\b|"
                           r"\b(?:setting|option|flag|argument|parameter)s? (?:is|was|are|were|stays?) silently (?:inert|ignored|dropped|unused|discarded)\b|"
