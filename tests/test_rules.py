@@ -6673,3 +6673,78 @@ def test_a_saving_option_that_helped_too_little_is_not_dropped():
                                   "some graph breaks in our dependencies were removed, and now it OOMs"])
 def test_a_dependency_that_changed_under_the_code_is_a_version_change(note):
     assert _signals(note).upgrade_regression
+
+
+# --- a run started from a checkpoint that fails only on several GPUs -----------------------------
+
+DDP_STEP = '''Traceback (most recent call last):
+  File "fit.py", line 120, in step
+    out = model(batch)
+  File "/usr/lib/python3/site-packages/torch/nn/parallel/distributed.py", line 1500, in forward
+    return self.module(*inputs, **kwargs)
+''' + "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 11.00 GiB total capacity; 10.10 GiB already allocated; 30.00 MiB free; 10.30 GiB reserved in total by PyTorch)"
+
+
+@pytest.mark.parametrize("note", [
+    "Fine-tuning from my checkpoint: with one GPU, torchrun --nproc_per_node=1 fit.py --init weights/last.pth works. "
+    "With 2 GPUs, same command, I get out of memory.",
+    "I continue training from a saved snapshot. On a single GPU it runs fine; on 4 GPUs it crashes with OOM on GPU 0.",
+    "Starting from the pretrained checkpoint on 8 GPUs fails with CUDA OOM, while with a single GPU I can train it.",
+])
+def test_a_checkpoint_each_rank_restores_onto_the_first_gpu(note):
+    # (where the note makes the phase "loading", the loading rule may put the ranks' replication
+    # first: the same copies on cuda:0, both causes lead)
+    assert {"checkpoint_loading", "distributed_replication"} <= set(ids(DDP_STEP, note)[:2])
+    assert "torch.load" in evidence_of(DDP_STEP, note, "checkpoint_loading")
+
+
+def test_a_training_step_after_a_multi_gpu_resume_blames_the_load_first():
+    note = "Fine-tuning from my checkpoint: with one GPU, torchrun --nproc_per_node=1 fit.py --init weights/last.pth works. With 2 GPUs, same command, I get out of memory."
+    assert ids(DDP_STEP, note)[0] == "checkpoint_loading"
+
+
+@pytest.mark.parametrize("note", [
+    "with a single GPU, python train.py --batch 8 works",
+    "On one GPU I can train it without problems.",
+    "with 4 GPUs I run into CUDA out of memory",
+    "using multiple GPUs it fails with an OOM",
+])
+def test_only_the_multi_gpu_run_failing_is_read_in_either_order(note):
+    assert _signals(note).only_multi_gpu
+
+
+@pytest.mark.parametrize("note", [
+    "training starting from a specific checkpoint",
+    "I continue from my last snapshot",
+    "python train.py --ckpt runs/step_9000.pt",
+    "--load-weights=out/model.safetensors",
+])
+def test_a_run_started_from_saved_state(note):
+    assert _signals(note).loads_saved_state
+
+
+def test_a_checkpoint_and_one_gpu_alone_is_not_the_multi_gpu_load():
+    note = "Starting from a saved checkpoint on my single GPU it runs out of memory."
+    assert not _signals(note).only_multi_gpu
+    assert "fails only on several GPUs" not in " ".join(e for c in ranked(DDP_STEP, note) for e in c.evidence)
+
+
+# --- the loading named as a stage; the idle cache it leaves --------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "It runs out of memory during the model loading phase.",
+    "The OOM happens at the weights-load step, before any inference.",
+    "it crashes in the loading stage of the pipeline",
+    "fails while in the load phase",
+])
+def test_the_loading_named_as_a_stage_is_the_loading_phase(note):
+    assert _signals(note).phase == "loading"
+
+
+def test_an_idle_cache_while_loading_is_the_loaders_copies():
+    text = sentence(req="1.00 GiB", total="23.65 GiB", free="300.00 MiB", alloc="14.00 GiB", unalloc="8.00 GiB")
+    loading_note = "The OOM happens during the model loading phase, far above what the model itself needs."
+    assert ids(text, loading_note)[0] == "checkpoint_loading"
+    assert "map_location" in evidence_of(text, loading_note, "checkpoint_loading")
+    # the same figures in a training step stay fragmentation
+    assert ids(text, "It runs out of memory after a few hundred training steps.")[0] == "fragmentation"

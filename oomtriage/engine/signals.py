@@ -54,7 +54,11 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                 r"(?<![\w-])(?:re|pre)?load(?:ing|s)? (?:the |a |my |its )?(?:[\w.-]+ ){0,3}(?:model|weights|checkpoint|state(?: dict)?|ckpt)|"
                 r"from_pretrained|torch\.load\b|load_state_dict|(?:fail|crash|die)\w* (?:while|when) load|"
                 # a loader's own name: load_best_model, load_checkpoint, load_pretrained_weights
-                r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*"),
+                r"\bload_\w*(?:state|ckpt|checkpoint|weights|model)\w*|"
+                # the loading named as a stage of the run: "during the model loading phase", "at the
+                # weights-load step", "in the load stage"
+                r"\b(?:model|weights?|checkpoint|ckpt|state[- ]dict)[- ]load(?:ing)?(?: (?:phase|stage|step|time))?\b|"
+                r"\b(?:during|in|at|while in) (?:the )?load(?:ing)? (?:phase|stage|step)\b"),
     ("generation", r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bsome )\bgenerat(?:e|es|ed|ion|ing)\b(?! (?:[\w.-]+ ){0,3}(?:embeddings?|representations?|features?|feature maps?|vectors?|masks?|labels?|predictions?|depth maps?|reports?)\b)|\bbeam\b|\bserv(?:e|es|ed|ing)\b(?! as\b)|\b(?:model|inference|prediction|llm|api|generation|chat) service\b|\b(?:model|inference|api|http|grpc|triton|llm|vllm|sglang|tgi|ollama|lmdeploy|openai-compatible|chat|serving) server\b|\bprompt tokens\b|\bchat\b|\.chat\(|\btranscri(?:be(?!d\b)|bing|ption(?!s\b| (?:data|labels?|files?|texts?)\b))|"
                    r"\binference (?:server|engine)|\bgenerat(?:e|ion)(?:\.py\b| script\b)|\btranslat(?:es|ing) (?:with|a |the |texts?|documents?|sentences?)|(?<!random )(?<!weighted )(?<!negative )(?<!neighbor )(?<!neighbour )(?<!importance )(?<!stratified )(?<!uniform )(?<!balanced )(?<!node )(?<!edge )(?<!graph )(?<!class )(?<!data )(?<!batch )(?<!subgraph )\bsampling\b(?! with(?:out)? replacement| (?:example|examples|method|strategy|rate|ratio|weights?|probabilit\w+|of (?:neighbou?rs|nodes|edges|subgraphs))\b)|\bsample (?:from|text|tokens|images|sequences)\b|\bnum_samples\b|\bdecod(?:e|ing)\b|\bprefill\b|"
                    # a chat's turns and the generation length settings: the model is answering
@@ -345,7 +349,13 @@ _ORPHANED_MEMORY = (# "nvidia-smi shows no processes associated with the memory 
 _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)s? )?(?:does not|doesn't|do not|don't|works?|is fine|are fine|runs? fine)|"
                    r"(?:works?|fine|runs?|succeeds?) (?:fine |ok )?(?:on|with) (?:a |one )?single gpu|(?:on|with) (?:a |one )?single gpu (?:works|is fine)|"
                    r"only (?:with|on|when using) (?:multiple|several|more than one|all|\d+) gpus|"
-                   r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works")
+                   r"(?:resum|train|run)\w* (?:on|with) (?:a |one )?single gpu works|(?:1|one) gpu works|"
+                   # the single-GPU run told first, its command in between: "with a single GPU, python
+                   # train.py --batch 16 ... works", "on one GPU I can train it"
+                   r"\b(?:with|on|using) (?:a |one |1 )(?:single )?gpu\b,?(?:[^.;]|\.(?=\S)){0,160}?\b(?:works|worked|is fine|was fine|runs? fine|ran fine|trains? fine|succeeds|succeeded|(?:i )?can (?:train|run|resume))\b|"
+                   # the multi-GPU run told as the one that fails: "with 4 GPUs I run into CUDA out of memory"
+                   r"\b(?:with|on|using|across) (?:\d+|two|three|four|eight|multiple|several|more) gpus\b[^.;]{0,60}?\b(?:i |it |we |training |the job )?"
+                   r"(?:run into|ran into|runs? out|ran out|gets?|got|hits?|throws?|fails?|failed|crash\w*)\b[^.;]{0,20}?\b(?:out of memory|oom)\b")
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
 # ("CPU mode works for big and small pools": the run that succeeded, not the one that failed.)
 _CPU_MODE = (r"\bcpu mode\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|trains?|goes|went|succeeds?|succeeded)\b)|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
@@ -724,7 +734,11 @@ _OTHER_GPU_WANTED = (rf"\b(?:want|wanted|wants|would like|'d like|need|needs|nee
                      rf"(?:{_OTHER_GPU}|gpu i (?:set|chose|selected|specified|asked for))|"
                      r"\.(?:cuda|to)\(\)\s*(?:should|must|needs? to|has to|ought to) (?:be|read|become)\b[^.;?\n]{0,40}?\.(?:cuda|to)\((?!\))")
 _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |my )?(?:saved )?(?:checkpoints?|state[_ ]dicts?|weights|parameters|ckpt)\b|"
-                      r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b")
+                      r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b|"
+                      # a run started from saved state: "training starting from a specific checkpoint",
+                      # "continue from my snapshot", or a flag that names a checkpoint file
+                      r"\b(?:start\w*|continu\w*|initiali[sz]\w*|init\w*|pick\w* up|warm[- ]start\w*) (?:\w+ ){0,2}from (?:a |an |the |my |our |its |this |that )?(?:\w+ ){0,2}(?:checkpoints?|ckpt|snapshots?|saved (?:model|state|weights))\b|"
+                      r"--?(?:ckpt|checkpoint|resume|restore|load|init|weights)[\w-]*[= ]\S+\.(?:pt|pth|ckpt|pkl|bin|tar|safetensors)\b")
 # "The memory is not allocated evenly across the GPUs": an imbalance said through its negation (read
 # with a plain search: the negation is the statement).
 _NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|balanced)\b[^.;]{0,30}\b(?:gpus|cards|devices|ranks)\b|"

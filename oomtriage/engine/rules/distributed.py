@@ -54,6 +54,20 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def resumed_on_several_gpus(data: RuleInput) -> Iterator[Vote]:
+    """A run started from saved state that fits on one GPU and fails only with several: every rank
+    torch.load's the same checkpoint, and without map_location each copy is restored onto the GPU
+    it was saved from (cuda:0), so the first GPU holds one copy per rank beside its own replica."""
+    signals = data.signals
+    if signals.phase == "loading" or not (signals.only_multi_gpu and signals.loads_saved_state):
+        return  # (failing while loading, the loading rule weighs the same evidence)
+    yield Vote("checkpoint_loading", 0.65, f'It loads saved state ("{signals.evidence["loads_saved_state"]}") and fails only on '
+               f'several GPUs ("{signals.evidence["only_multi_gpu"]}"): every rank\'s torch.load restores the checkpoint onto the device it was '
+               "saved from, cuda:0; load with map_location='cpu' (or the rank's own device) and free the loaded dict.")
+    yield Vote("distributed_replication", 0.4, "The extra memory on the first GPU belongs to the other ranks' copies.")
+
+
+@rule
 def another_gpu_was_meant(data: RuleInput) -> Iterator[Vote]:
     """The note wants a GPU other than the one that ran out: the program never chose its device, so
     its tensors went to the default one (cuda:0, or the first card the runtime lists), which is

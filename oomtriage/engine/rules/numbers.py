@@ -41,9 +41,20 @@ def fragmentation_figures(data: RuleInput) -> Iterator[Vote]:
             # A quarter of the card or more sat idle in the cache, more than the request by itself:
             # the memory for this tensor was there, cut into blocks too small for it.
             strength = 0.9
+        loader_copies = data.signals.phase == "loading" and share >= 0.1
+        if loader_copies:
+            # While weights are loaded, what sits idle in the cache is what the loader freed: saved
+            # tensors materialised on the GPU, copied into the model and dropped. The blocks are
+            # fragments of those copies; loading to the CPU (map_location, mmap, low_cpu_mem_usage)
+            # never makes them.
+            strength = min(strength, 0.6)
         yield Vote("fragmentation", strength, f"{format_size(n.unallocated)} was reserved but unallocated and "
                    f"{format_size(n.free)} free, together more than the {format_size(n.requested)} requested, yet no "
                    "block was large enough: the cache is fragmented.")
+        if loader_copies:
+            yield Vote("checkpoint_loading", 0.6, f"It failed while loading ({data.signals.phase_source}) with "
+                       f"{format_size(n.unallocated)} idle in PyTorch's cache: the loader's own copies, materialised on the GPU "
+                       "and freed; load the saved tensors to the CPU (map_location='cpu', mmap=True) or with low_cpu_mem_usage.")
         if idle_cache_held_it:
             for cause in ("input_size_too_large", "batch_too_large"):
                 yield Vote(cause, -0.25, f"PyTorch's cache alone held {format_size(n.unallocated)} idle, more than this "
