@@ -6748,3 +6748,32 @@ def test_an_idle_cache_while_loading_is_the_loaders_copies():
     assert "map_location" in evidence_of(text, loading_note, "checkpoint_loading")
     # the same figures in a training step stay fragmentation
     assert ids(text, "It runs out of memory after a few hundred training steps.")[0] == "fragmentation"
+
+
+# --- gradients that carry the graph of their own computation --------------------------------------
+
+GRAD_PENALTY_STEP = trace("train_step", "grads = torch.autograd.grad(outputs=d_out.sum(), inputs=x, create_graph=True)")
+
+
+@pytest.mark.parametrize("note", [
+    "Memory keeps increasing every iteration until it runs out after about 300 steps.",
+    "GPU usage grows slowly each step and then the job dies with OOM.",
+    "There is a steady increase in memory over training; it is a leak in torch.autograd.grad, I think.",
+])
+def test_gradients_built_with_create_graph_that_grow_keep_a_graph_per_step(note):
+    assert _signals(note, GRAD_PENALTY_STEP).graph_of_gradients
+    assert ids(GRAD_PENALTY_STEP, note)[0] == "graph_retained"
+    assert "create_graph=True" in evidence_of(GRAD_PENALTY_STEP, note, "graph_retained")
+
+
+def test_a_leak_put_in_autograd_is_not_a_library_component_leak():
+    assert not _signals("It looks like a memory leak in torch.autograd.grad.").library_part_isolated
+    assert not _signals("torch.autograd.grad seems to leak memory").library_part_isolated
+    # a layer of the library is still one
+    assert _signals("There is a memory leak in nn.Embedding on this version.").library_part_isolated
+    assert _signals("I believe there is a leak in pytorch itself").library_part_isolated
+
+
+def test_create_graph_without_growth_is_not_the_retained_graph():
+    note = "It runs out of memory at the very first step."
+    assert "graph_retained" not in ids(GRAD_PENALTY_STEP, note)[:1]

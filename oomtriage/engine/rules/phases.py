@@ -221,6 +221,21 @@ def memory_held_after_a_phase(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def gradients_keep_their_graph(data: RuleInput) -> Iterator[Vote]:
+    """With create_graph=True, backward records the graph of the gradient computation so it can be
+    differentiated again, and every gradient holds that graph (and the forward's saved tensors it
+    reaches). Gradients that outlive the step (accumulated in .grad across steps, summed into a
+    penalty that is logged, kept in a list) keep one graph per step: memory that grows every step."""
+    signals = data.signals
+    if not signals.graph_of_gradients or not (signals.growth or signals.reserved_grows):
+        return
+    yield Vote("graph_retained", 0.55, f'The gradients are built with {signals.evidence["graph_of_gradients"]} and the memory '
+               "grows: each gradient keeps the graph of its own computation, so any that outlive the step (left in .grad, "
+               "summed, logged or stored) keep a graph per step; zero .grad with set_to_none, take .item() of what is "
+               "logged, or use torch.autograd.grad(..., inputs=...) and drop its result before the next step.")
+
+
+@rule
 def leak_in_one_library_part(data: RuleInput) -> Iterator[Vote]:
     """A leak pinned to one component of a library, where its equivalents (other metrics, the same
     computation written by hand) hold no memory, is that library's bug."""
