@@ -6777,3 +6777,48 @@ def test_a_leak_put_in_autograd_is_not_a_library_component_leak():
 def test_create_graph_without_growth_is_not_the_retained_graph():
     note = "It runs out of memory at the very first step."
     assert "graph_retained" not in ids(GRAD_PENALTY_STEP, note)[:1]
+
+
+# --- a generator run to make images -------------------------------------------------------------
+
+GENERATOR_MSG = sentence(req="294.00 MiB", total="15.90 GiB", free="259.75 MiB", alloc="14.58 GiB", unalloc="190.00 MiB")
+
+
+@pytest.mark.parametrize("note", [
+    "I want images from a 18x512 latent vector: img = g(codes). It runs out of memory.",
+    "I sample 64 faces from my trained DCGAN generator and it crashes with OOM",
+    "Generating pictures with the pretrained StyleGAN2 weights dies with CUDA out of memory.",
+    "Feeding random latent codes to my VAE decoder to generate images runs out of memory.",
+])
+def test_a_generator_run_to_make_images_keeps_its_graph_without_no_grad(note):
+    signals = _signals(note, GENERATOR_MSG)
+    assert signals.image_generator_inference and signals.phase == "evaluation"
+    assert "diffusion" not in signals.domains
+    assert ids(GENERATOR_MSG, note)[0] == "missing_no_grad"
+    assert "kv_cache_or_generation" not in ids(GENERATOR_MSG, note)[:3]
+
+
+def test_a_generator_under_no_grad_or_in_training_is_not_the_missing_no_grad():
+    under = "Sampling images from the StyleGAN generator under torch.no_grad() still runs out of memory"
+    assert _signals(under, GENERATOR_MSG).no_grad_already
+    assert "missing_no_grad" not in ids(GENERATOR_MSG, under)[:2]
+    training = "Training my GAN: generating the fake batch for the discriminator runs out of memory"
+    assert not _signals(training, GENERATOR_MSG).image_generator_inference
+    assert _signals(training, GENERATOR_MSG).phase == "training"
+
+
+def test_a_diffusion_model_fed_latents_stays_a_diffusion_model():
+    note = "Generating images from latents with Stable Diffusion runs out of memory at 1024px"
+    signals = _signals(note, GENERATOR_MSG)
+    assert "diffusion" in signals.domains and not signals.image_generator_inference
+
+
+@pytest.mark.parametrize("note", ["It runs out of memory at test time.", "The OOM comes during testing.",
+                                  "test-time augmentation with 8 flips runs out of memory"])
+def test_test_time_is_the_evaluation_phase(note):
+    assert _signals(note).phase == "evaluation"
+
+
+def test_a_question_about_no_grad_is_not_no_grad_in_use():
+    assert not _signals("Should I run it under no_grad? It goes out of memory in evaluation.").no_grad_already
+    assert _signals("The evaluation already runs under torch.no_grad() and still goes OOM.").no_grad_already

@@ -65,7 +65,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                    r"\b(?:conversation|chat|dialogue|dialog) (?:turns?|rounds?|history)\b|\b(?:turns|rounds) of (?:the |a )?(?:conversation|chat|dialog(?:ue)?)\b|"
                    r"\bmax_new_tokens\b|\bmax_tokens\b"),
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
-    ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
+    ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest[- ]time\b|\b(?:at|during|while|when) test(?:ing)?\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
                    r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b|(?<!property )(?<!link )\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|"
@@ -770,7 +770,9 @@ _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint
            r"\b(?:model|weights?) checkpointing\b|\bModelCheckpoint\b|\b(?:disabl|turn\w* off|remov)\w* (?:the )?(?:model )?checkpointing\b|"
            r"\bcollat\w* (?:all )?(?:of )?(?:the )?(?:parameters|weights|state)\b[^.;]{0,20}?\bon(?:to)? (?:the )?(?:rank ?0|first|one)\b")
 _FSDP_STATE_DICT_GATHER = r"Failed to clone\(\) tensor with name [\w.]+|fsdp/_state_dict_utils\.py|_full_pre_state_dict_hook|_common_unshard_pre_state_dict_hook"
-_NO_GRAD_ALREADY = r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference"
+_NO_GRAD_ALREADY = (r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference|"
+                    # "sampling under torch.no_grad() still runs out": the remedy tried, and the failure after it
+                    r"\b(?:under|inside|within|with) (?:a |the )?(?:torch\.)?(?:no_grad|inference_mode)\b(?:\(\))?[^.;?]{0,60}?\b(?:still|yet|anyway|as well)\b")
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
                     # "about half of the GPU memory is never used", "40% of the VRAM stays free"
                     r"\b(?:half|most|much|a (?:third|quarter|lot)|\d+ ?%) of (?:the )?(?:gpu'?s? |card'?s? |device'?s? )?(?:memory|vram)\b[^.;]{0,20}?"
@@ -1357,6 +1359,14 @@ _KEPT_WITH_GRAPH = (r"\binside (?:the |an? )?(?:autograd\.record\(\)|autograd\.r
                     r"\b(?:gpu|cuda) memory (?:\w+ ){0,2}?(?:increas|grow|climb|ris)\w*[^.;]{0,80}?(?:although|though|even though|yet|but)\b[^.;]{0,40}?(?:\.cpu\(\)|on the cpu\b|to the cpu\b)")
 # Generative adversarial networks: their "generated images" are a generator's forward pass.
 _GAN = r"\bgans?\b|pix2pix\w*|cyclegan|stylegan\w*|\bdcgan\b|\bsrgan\b|esrgan|discriminator"
+# A generator fed a latent vector or code (a GAN's z or w, a VAE's code): one forward pass makes
+# the image, with no denoising loop, no prompt and no tokens.
+_LATENT_CODE_INPUT = (r"\blatent (?:vectors?|codes?|z)\b|\binput_is_latent\b|"
+                      r"\b(?:from|with|feed\w*|pass\w*|give\w*) (?:an? |the |my |some |random )?(?:\d+ ?x ?\d+ )?(?:random )?(?:latents?|noise vectors?|z vectors?)\b")
+# A denoising model named as such (its "latents" are the denoising loop's)
+_DENOISING_MODEL = r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b|\bprompts?\b|text-to-image|\bdenois\w*|\bsampler\b|\bscheduler\b"
+# What says the run is training the model, not using it
+_TRAINS_THE_MODEL = r"\btrain(?!ed\b)\w*|\bfine-?tun\w*|\bepochs?\b|\bbackward\b|\bloss\b|\boptimi[sz]er\b|\bdiscriminator\b"
 # Batches whose inputs grow as the run goes (sorted shortest first): each one asks for blocks larger
 # than any the cache kept, so cached memory piles up in sizes no later batch can use.
 _LENGTHS_INCREASING = (r"\b(?:shortest|smallest)\b[^.;]{0,40}?\b(?:to|then|before|up to)\b[^.;]{0,20}?\b(?:longest|largest|biggest)\b|"
@@ -1598,6 +1608,7 @@ class Signals:
     while_building: bool = False
     library_part_isolated: bool = False
     graph_of_gradients: bool = False  # create_graph=True: the gradients carry a graph of their own computation
+    image_generator_inference: bool = False  # a GAN's or latent-code generator run to make images, not trained
     upgrade_regression: bool = False
     smaller_fails_larger_works: bool = False
     smaller_card_works: bool = False
@@ -2379,9 +2390,14 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     # "during nlp.update (not evaluation)", "in training, never in validation": a phase denied
     note = re.sub(r"\b(?:not|never|no|rather than) (?:during |in |at |while |the )*(?:evaluation|evaluating|validation|validating|eval|inference|testing)\b",
                   " ", note, flags=re.IGNORECASE)
-    if _search(_GAN, note) and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
-        # A GAN's generator "generates" in every training step: no sampling loop, no KV cache.
-        note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing)\b", "produced", note, flags=re.IGNORECASE)
+    if (_search(_GAN, note) or (_search(_LATENT_CODE_INPUT, note) and not _search(_DENOISING_MODEL, note))) \
+            and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
+        # A GAN's generator "generates" in every training step: no sampling loop, no KV cache. Outside
+        # training, "generating" with it (or with any generator fed latent codes) is one forward
+        # pass per batch of images: inference.
+        note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing)\b|\bsampl(?:e|es|ed|ing)\b(?= (?:\w+ ){0,3}(?:images?|faces?|pictures?|samples?|outputs?|from)\b)",
+                      "produced" if _search(_TRAINS_THE_MODEL, note) else "running inference",
+                      note, flags=re.IGNORECASE)
     if _search(r"mask ?generator|\bsam\b|segment[- ]anything|\bsam2?_", note) and not _search(_LLM, note):
         # A mask generator's generate() segments one image: no tokens are generated.
         note = re.sub(r"\bgenerat(?:e|es|ed|ion|ing|or)\b", "segment", note, flags=re.IGNORECASE)
@@ -2726,6 +2742,12 @@ def _without_wishes(note: str) -> str:
     return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
 
 
+def _without_questions(note: str) -> str:
+    """The note without its questions: "should I run it under no_grad?" asks about a remedy, it
+    does not say the run has it."""
+    return re.sub(r"[^.!?\n]*\?", " ", note)
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], english_reading(context.note or ""))
     frames = frame_text(context)
@@ -2746,7 +2768,7 @@ def read_signals(context: TriageContext) -> Signals:
         "growth": (_GROWTH, note), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
         "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (f"{_VERSION_CHANGE}|{_WORKED_BEFORE_NOW}", note),
         "other_process_hint": (_OTHER_PROCESS, note), "orphaned_memory": (_ORPHANED_MEMORY, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
-        "no_grad_already": (_NO_GRAD_ALREADY, note), "free_at_failure": (_FREE_AT_FAILURE, note),
+        "no_grad_already": (_NO_GRAD_ALREADY, _without_questions(_without_wishes(note))), "free_at_failure": (_FREE_AT_FAILURE, note),
         "periodic_step": (_PERIODIC, note), "long_input": (_LONG_INPUT, note),
         "serving_engine": (_SERVING, everything), "full_finetune": (_FULL_FINETUNE, note),
         "frozen": (_FROZEN, note), "small_state_optimizer": (_SMALL_STATE_OPTIMIZER, note),
@@ -3087,7 +3109,7 @@ def read_signals(context: TriageContext) -> Signals:
         # A diffusion model over molecules or graphs denoises coordinates and features, not an
         # image's latent pixels: no pixel self-attention to blame.
         signals.domains.discard("diffusion")
-    if "diffusion" in signals.domains and (_search(_GAN, everything) or _search(_RENDERER, everything)) and \
+    if "diffusion" in signals.domains and (_search(_GAN, everything) or _search(_RENDERER, everything) or _search(_LATENT_CODE_INPUT, note)) and \
             not _search(r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b", everything):
         # A GAN's generated images come from one forward pass, a renderer's (NeRF, Gaussian splatting)
         # from rays through a small network: neither is a denoising loop.
@@ -3095,4 +3117,14 @@ def read_signals(context: TriageContext) -> Signals:
     if "rendering" in signals.domains and signals.phase == "generation" and not signals.domains & {"llm", "diffusion"}:
         # A renderer "generating" its images is running inference over views: no tokens, no KV cache.
         signals.phase = "evaluation"
+    note = context.note or ""
+    latent_code = None if _search(_DENOISING_MODEL, note) else _search(_LATENT_CODE_INPUT, note)
+    generator = _search(_GAN, note) or latent_code
+    trained_here = _search(_TRAINS_THE_MODEL, note)
+    if latent_code and signals.phase == "unknown" and not trained_here and "llm" not in signals.domains:
+        # images asked of a generator fed latent codes, with no training named: its forward is inference
+        signals.phase, signals.phase_source = "evaluation", f'the note feeds a generator "{latent_code.group(0)}"'
+    if generator and signals.phase == "evaluation" and not trained_here and "llm" not in signals.domains:
+        signals.image_generator_inference = True
+        signals.evidence["image_generator_inference"] = generator.group(0)
     return signals

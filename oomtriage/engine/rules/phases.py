@@ -236,6 +236,22 @@ def gradients_keep_their_graph(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def generator_run_for_images(data: RuleInput) -> Iterator[Vote]:
+    """A GAN's or VAE's generator makes its images in one forward pass. Called directly from a script
+    (no pipeline around it wraps no_grad), autograd keeps every layer's activations, the last ones at
+    output resolution, for a backward that never comes; and each row of the latent batch is an image."""
+    signals = data.signals
+    if not signals.image_generator_inference or signals.no_grad_already:
+        return
+    said = signals.evidence["image_generator_inference"]
+    yield Vote("missing_no_grad", 0.35, f'A generator is run to make images ("{said}"), not trained: outside torch.no_grad() '
+               "each call keeps every layer's activations, the last ones at full output resolution, for a backward that "
+               "never comes; wrap the sampling in torch.no_grad() (or inference_mode).")
+    yield Vote("batch_too_large", 0.2, "Every row of the latent batch is one image, so generate fewer at once (a per-layer "
+               "code of shape (18, 512) passed where (1, 18, 512) is meant is read as 18 images).")
+
+
+@rule
 def leak_in_one_library_part(data: RuleInput) -> Iterator[Vote]:
     """A leak pinned to one component of a library, where its equivalents (other metrics, the same
     computation written by hand) hold no memory, is that library's bug."""
