@@ -6822,3 +6822,40 @@ def test_test_time_is_the_evaluation_phase(note):
 def test_a_question_about_no_grad_is_not_no_grad_in_use():
     assert not _signals("Should I run it under no_grad? It goes out of memory in evaluation.").no_grad_already
     assert _signals("The evaluation already runs under torch.no_grad() and still goes OOM.").no_grad_already
+
+
+# --- a diffusion pipeline on a small card --------------------------------------------------------
+
+ALLOCATION_ON_DEVICE = "torch.OutOfMemoryError: Allocation on device"
+
+
+@pytest.mark.parametrize("note", [
+    "Please add a low VRAM mode: on my 8GB card the diffusers outpaint pipeline fails.",
+    "Running the Stable Diffusion inpainting pipeline: my GPU has 6 GB and it dies at once.",
+    "img2img with diffusers on an RTX 3060 Ti runs out of memory",
+    "What is the minimum VRAM for this diffusion pipeline? My 4 GB laptop card gives OOM.",
+])
+def test_a_diffusion_pipeline_on_a_small_card_is_its_resident_weights_first(note):
+    assert ids(ALLOCATION_ON_DEVICE, note)[0] == "model_too_large"
+    assert "enable_model_cpu_offload" in evidence_of(ALLOCATION_ON_DEVICE, note, "model_too_large")
+
+
+def test_a_diffusion_pipeline_on_a_large_card_or_a_huge_image_is_not_the_weights_first():
+    large_card = "Generating images with the diffusers pipeline on my 24GB card runs out of memory"
+    assert ids(ALLOCATION_ON_DEVICE, large_card)[0] == "attention_quadratic"
+    huge_image = "Upscaling a 4096x4096 image with the diffusion upscaler on my 8GB card runs out of memory"
+    assert ids(ALLOCATION_ON_DEVICE, huge_image)[0] != "model_too_large"
+
+
+@pytest.mark.parametrize("note, expected", [
+    ("my GPU has 8GB", 8 * 10**9), ("the card has only 6 GB, and it fails", 6 * 10**9),
+    ("my card is 12GB", 12 * 10**9), ("the GPU has 8GB free", None),
+])
+def test_the_card_size_said_as_what_the_card_has(note, expected):
+    assert _signals(note).note_gpu_capacity == expected
+
+
+@pytest.mark.parametrize("note", ["Please add a low-vram option", "How much VRAM does this need?",
+                                  "what are the VRAM requirements", "I run it with --lowvram"])
+def test_a_small_card_mode_asked_about(note):
+    assert _signals(note).low_vram_asked

@@ -679,13 +679,38 @@ def diffusion_training(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def diffusion_pipeline_on_a_small_card(data: RuleInput) -> Iterator[Vote]:
+    """A diffusion pipeline keeps its text encoder(s), U-Net or transformer and VAE on the GPU together:
+    about 2 GB in fp16 for SD 1.x, 7 GB for SDXL, over 20 GB for Flux. On a card of 8 GB or less
+    (or where the user asks for a small-card mode) the resident weights are what leaves no room;
+    offloading the idle components is the lever, before attention slicing. (A named model whose
+    weights are counted against the card is rule inference_weights'.)"""
+    signals, capacity = data.signals, data.numbers.capacity
+    if "diffusion" not in signals.domains or signals.phase == "training" or signals.param_count:
+        return
+    small_card = bool(capacity and capacity <= 8.6 * 10**9)
+    if not (small_card or signals.low_vram_asked):
+        return
+    why = (f"on this {capacity / 10**9:.0f} GB card" if small_card else f'and the note asks for a small-card mode ("{signals.evidence["low_vram_asked"]}")')
+    # (a large image said is the activations' case: the weights stay a second reading)
+    weight = 0.3 if signals.long_input else 0.6 if small_card and signals.low_vram_asked else 0.5 if small_card else 0.45
+    yield Vote("model_too_large", weight,
+               f"A diffusion pipeline keeps its text encoders, denoiser and VAE on the GPU together (about 2 GB in fp16 for "
+               f"SD 1.x, 7 GB for SDXL, over 20 GB for Flux) {why}: offload the idle components (enable_model_cpu_offload, "
+               "or enable_sequential_cpu_offload at about 1 GB; ComfyUI's --lowvram) or use a quantized denoiser.")
+
+
+@rule
 def generation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if "diffusion" in signals.domains and signals.while_building and not signals.attention_said:
         return  # it failed while the pipeline was being built: no denoising step had run yet
     if "diffusion" in signals.domains and signals.phase in ("generation", "evaluation", "unknown"):
-        yield Vote("attention_quadratic", 0.55, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
-                   "the latent: the attention matrix grows with resolution to the fourth power.")
+        # (on a card of 8 GB or less, with no large image said, the pipeline's resident weights weigh
+        # as much: rule diffusion_pipeline_on_a_small_card)
+        small_card = bool(data.numbers.capacity and data.numbers.capacity <= 8.6 * 10**9) and not signals.long_input
+        yield Vote("attention_quadratic", 0.45 if small_card else 0.55, "Diffusion U-Nets and upscalers run self-attention over "
+                   "every pixel of the latent: the attention matrix grows with resolution to the fourth power.")
         return
     if "rendering" in signals.domains and "llm" not in signals.domains and signals.phase in ("generation", "evaluation"):
         # A renderer's images come from rays marched through a small network, a chunk of rays at a
