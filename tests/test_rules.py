@@ -6859,3 +6859,52 @@ def test_the_card_size_said_as_what_the_card_has(note, expected):
                                   "what are the VRAM requirements", "I run it with --lowvram"])
 def test_a_small_card_mode_asked_about(note):
     assert _signals(note).low_vram_asked
+
+
+# --- a device context that cannot be made on a shared machine ----------------------------------------
+
+JAVA_CONTEXT_FAILURE = """Exception in thread "main" jcuda.CudaException: CUDA_ERROR_OUT_OF_MEMORY
+    at jcuda.driver.JCudaDriver.checkResult(JCudaDriver.java:330)
+    at jcuda.driver.JCudaDriver.cuCtxCreate(JCudaDriver.java:1500)
+    at org.example.gpu.Device.<init>(Device.java:40)"""
+
+
+@pytest.mark.parametrize("note", [
+    "Running our solver on gpu-node3 of the cluster fails straight away.",
+    "This is on the shared server of our lab; the script only lists the GPUs.",
+    "On the university cluster under slurm it fails when the GPU is opened.",
+])
+def test_a_context_that_cannot_be_made_on_a_shared_machine_is_another_process(note):
+    signals = _signals(note, JAVA_CONTEXT_FAILURE)
+    assert signals.device_query_fails and signals.shared_machine
+    assert ids(JAVA_CONTEXT_FAILURE, note)[0] == "other_process_or_device"
+
+
+def test_a_driver_call_is_read_from_a_native_stack_not_from_prose():
+    assert _signals("It fails when it starts.", JAVA_CONTEXT_FAILURE).device_query_fails
+    prose = "CUDA_ERROR_OUT_OF_MEMORY\nI read that cuCtxCreate can fail like this."
+    assert not _signals("It fails when it starts.", prose).device_query_fails
+
+
+@pytest.mark.parametrize("note", ["I run it on my desktop at home.", "A laptop with one GPU."])
+def test_a_machine_of_ones_own_is_not_a_shared_one(note):
+    assert not _signals(note).shared_machine
+
+
+# --- a segmentation network at a batch of one on a small card --------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "Training SegNet on my 4GB GTX 980 fails right away, even with batch size 1.",
+    "Training DeepLabv3 for semantic segmentation on a 4 GB card: out of memory at once, with a batch size of 1.",
+    "A PSPNet on a GTX 1050 Ti (4GB) runs out of memory immediately even at batch 1.",
+])
+def test_a_dense_prediction_network_at_a_batch_of_one_is_its_input_size(note):
+    text = "Check failed: error == cudaSuccess (2 vs. 0)  out of memory"
+    assert "detection" in _signals(note, text).domains
+    assert ids(text, note)[0] == "input_size_too_large"
+
+
+def test_a_classifier_at_a_batch_of_one_on_a_small_card_stays_its_states():
+    text = "Check failed: error == cudaSuccess (2 vs. 0)  out of memory"
+    note = "Training the language model on my 4GB GTX 980 fails right away, even with batch size 1."
+    assert ids(text, note)[0] == "model_too_large"

@@ -417,6 +417,10 @@ _MEMORY_FOLLOWS_WORKERS = (rf"\b(?:more|\d+(?:\.\d+)?x|twice|double|triple|three
                            rf"\b{_WORKERS}\s*(?:=|==|is|are|set to|at|of|to)?\s*(?:0|zero)\b[^.;]{{0,40}}?\b(?:works?|worked|fits?|fine|ok|no (?:oom|error|problem|crash)|solves?|solved|fixe[sd]|helps?|helped)\b|"
                            rf"\b(?:memory|ram)\b[^.;]{{0,30}}?\b(?:grows?|scales?|increases?|goes up|rises?) with (?:the )?(?:number of )?{_WORKERS}\b")
 _WSL = r"\bwsl2?\b|windows subsystem for linux"
+# A machine other people's jobs run on: a cluster, a lab's server, a numbered compute node
+_SHARED_MACHINE = (r"\bshared (?:gpus?|machines?|servers?|nodes?|clusters?|workstations?)\b|\b(?:gpu|compute)[-_](?:node|compute|server)?[-_]?\d+\b|"
+                   r"\bcompute nodes?\b|\b(?:our|the|a) (?:lab'?s?|university'?s?|department'?s?|group'?s?|school'?s?) (?:gpu |gpus |servers?|clusters?|machines?)|"
+                   r"\bhpc\b|\bslurm\b|\b(?:on|in|of) (?:the|our|a|my) (?:university |lab |school |company |shared )?cluster\b")
 # A call that allocates nothing but the device context failing ("cudaGetDeviceCount fails with out
 # of memory", "torch.cuda.is_available() reports out of memory"): no tensor of the program is involved.
 # (Not the guard of pasted code, "if torch.cuda.is_available():", which says nothing failed there.)
@@ -1427,7 +1431,9 @@ _WORKS_ALONE = r"\b(?:on its own|alone|by itself|individually|separately|in isol
 _AUTO_BATCH = (r"batch[_ ]size[ =:]*auto\b|auto_find_batch_size|find_executable_batch_size|auto[- ]?detect\w* (?:the )?batch|"
                # Ultralytics' AutoBatch (batch=-1), Lightning's batch-size finder
                r"\bautobatch\b|\bbatch\s?=\s?-1\b|auto_scale_batch_size|scale_batch_size|batch[_ ]size (?:finder|tuner)")
-_DETECTION = r"\bdetect(?:or|ion)\b|segmentation|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud"
+_DETECTION = (r"\bdetect(?:or|ion)\b|segmentation|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud|"
+              # segmentation architectures by family name
+              r"\bseg(?:net|former)\b|\bdeeplab\w*|\bpspnet\b|\bfcn\b|\bmask ?former\b|\bsemantic seg\w*")
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|"
                     # ("I'm not using dynamic shapes" says the shapes are fixed)
@@ -1612,6 +1618,7 @@ class Signals:
     while_building: bool = False
     library_part_isolated: bool = False
     graph_of_gradients: bool = False  # create_graph=True: the gradients carry a graph of their own computation
+    shared_machine: bool = False  # a cluster, a lab's server, a numbered compute node: other people's jobs run there
     low_vram_asked: bool = False  # a small-card mode or the minimum card size asked about
     image_generator_inference: bool = False  # a GAN's or latent-code generator run to make images, not trained
     upgrade_regression: bool = False
@@ -2750,6 +2757,15 @@ def _without_wishes(note: str) -> str:
     return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
 
 
+def _native_stack_lines(context: TriageContext) -> str:
+    """The native frames of the log around the message (a Java or C++ stack: "at
+    jcuda.driver.JCudaDriver.cuCtxCreate(...)", "#3 cuInit"), which the Python traceback reader does
+    not parse: where a driver call in them failed is executed code, not text."""
+    excerpt = context.excerpt.text if context.excerpt else ""
+    return "\n".join(line.strip() for line in excerpt[:20000].splitlines()
+                     if re.match(r"\s*(?:at [\w.$<>]+\(|#\d+\s+(?:0x[0-9a-f]+ in )?\w|@\s+0x[0-9a-f]+ )", line))
+
+
 def _without_questions(note: str) -> str:
     """The note without its questions: "should I run it under no_grad?" asks about a remedy, it
     does not say the run has it."""
@@ -2790,7 +2806,7 @@ def read_signals(context: TriageContext) -> Signals:
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "low_vram_asked": (_LOW_VRAM_ASKED, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "low_vram_asked": (_LOW_VRAM_ASKED, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "placement_not_honoured": (_PLACEMENT_NOT_HONOURED, note),

@@ -618,7 +618,11 @@ def a_device_query_that_reports_out_of_memory(data: RuleInput) -> Iterator[Vote]
     yield Vote("framework_bug", 0.6 if signals.wsl else 0.4, f'It fails at a call that allocates no tensor ("{said}")'
                + (", under WSL" if signals.wsl else "") + ": the driver or the platform's GPU layer cannot create the device "
                "context; update the driver (and WSL / the container runtime), or check nvidia-smi outside it.")
-    yield Vote("other_process_or_device", 0.4, "A card already full (another process, a crashed job) cannot host a new context either.")
+    # (on a machine others share, a card already full is the likelier reason the context cannot be made)
+    shared = signals.shared_machine and not signals.wsl
+    yield Vote("other_process_or_device", 0.55 if shared else 0.4, "A card already full (another process, a crashed job) cannot "
+               "host a new context either" + (f' and the machine is shared ("{signals.evidence["shared_machine"]}"): '
+                                             "nvidia-smi shows who holds it" if shared else "") + ".")
     for cause in ("batch_too_large", "input_size_too_large", "model_too_large"):
         yield Vote(cause, -0.4, "No tensor of the program exists yet at that call.")
 

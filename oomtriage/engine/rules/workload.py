@@ -219,6 +219,15 @@ def training_with_no_smaller_batch_left(data: RuleInput) -> Iterator[Vote]:
     weight = 0.35 + 0.1 * (at_one + small_card + asked) + (0.1 if small_card and capacity <= 2.5 * 2**30 else 0.0)
     lead = ("Training" if signals.phase == "training" else "A smaller batch did not help" if signals.batch_no_help
             else "The phase is unsaid")
+    if "detection" in signals.domains and not signals.domains & {"llm", "diffusion"} and not (capacity and capacity <= 2.5 * 2**30):
+        # Segmentation and detection networks are convolutional backbones of tens of millions of
+        # parameters (well under a GB of states with Adam); their activations are kept at the input's
+        # full resolution, so at a batch this small the image size is what fills the card. (On a card
+        # of 2.5 GB or less the CUDA context and those states leave almost nothing: the model's case.)
+        yield Vote("input_size_too_large", weight + 0.05, f"{lead}, and {why}: a segmentation or detection network's own states "
+                   "take well under a GB, while its activations are kept at the input's full resolution; downsample the "
+                   "images or train on crops.")
+        weight -= 0.15
     yield Vote("model_too_large", weight,
                f"{lead}, and {why}: the weights, their gradients and the optimizer's moments come before any batch; "
                "use a smaller variant, half precision, an 8-bit optimizer, gradient checkpointing, or a larger card.")
