@@ -6908,3 +6908,22 @@ def test_a_classifier_at_a_batch_of_one_on_a_small_card_stays_its_states():
     text = "Check failed: error == cudaSuccess (2 vs. 0)  out of memory"
     note = "Training the language model on my 4GB GTX 980 fails right away, even with batch size 1."
     assert ids(text, note)[0] == "model_too_large"
+
+
+# --- MPS at its high-watermark limit ---------------------------------------------------------------
+
+MPS_AT_THE_LIMIT = ("RuntimeError: MPS backend out of memory (MPS allocated: 8.60 GB, other allocations: 300.00 MB, max allowed: "
+                    "9.07 GB). Tried to allocate 48.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+                    "upper limit for memory allocations (may cause system failure).")
+
+
+@pytest.mark.parametrize("note", [None, "Running the image app on my MacBook Air M2.",
+                                  "It fails on my Mac mini while training a small CNN."])
+def test_mps_full_up_to_its_limit_is_the_watermark_cap(note):
+    assert ids(MPS_AT_THE_LIMIT, note)[0] == "other"
+    assert "before torch is imported" in evidence_of(MPS_AT_THE_LIMIT, note, "other")
+
+
+def test_mps_whose_cap_was_lifted_to_no_effect_is_not_the_cap():
+    note = "Setting PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 had no effect, it still fails."
+    assert "before torch is imported" not in " ".join(e for c in ranked(MPS_AT_THE_LIMIT, note) for e in c.evidence)

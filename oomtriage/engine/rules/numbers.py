@@ -297,6 +297,14 @@ def memory_cap(data: RuleInput) -> Iterator[Vote]:
         if held < 0.5 * error.allowed_bytes:
             yield Vote("other", 0.7, f"MPS refused with only {format_size(held)} in use of a {format_size(error.allowed_bytes)} "
                        "limit: the MPS high-watermark cap (PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the workload, is what ran out.")
+        elif not data.signals.switch_no_effect:
+            # "max allowed" is the high watermark PyTorch sets on unified memory (a multiple of the
+            # recommended working set), not the memory itself: the limit that stopped the run is a cap
+            # that can be lifted, where the system then pages instead of failing.
+            yield Vote("other", 0.4, f"MPS stopped at its high-watermark limit ({format_size(error.allowed_bytes)} max allowed), "
+                       "a cap PyTorch puts on unified memory rather than the memory itself: "
+                       "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0, set in the environment before torch is imported (not passed to a "
+                       "function), lifts it at the cost of swapping; otherwise lower the batch or resolution.")
     if n.allowed and n.total and n.allowed < 0.9 * n.total:
         yield Vote("other", 0.55, f"set_per_process_memory_fraction caps the process at {format_size(n.allowed)} of "
                    f"{format_size(n.total)}: the cap, not the GPU, ran out.")
