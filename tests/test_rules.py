@@ -6927,3 +6927,41 @@ def test_mps_full_up_to_its_limit_is_the_watermark_cap(note):
 def test_mps_whose_cap_was_lifted_to_no_effect_is_not_the_cap():
     note = "Setting PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 had no effect, it still fails."
     assert "before torch is imported" not in " ".join(e for c in ranked(MPS_AT_THE_LIMIT, note) for e in c.evidence)
+
+
+@pytest.mark.parametrize("note", [
+    "Training a WGAN-GP: memory keeps increasing in each iteration until it runs out.",
+    "The GPU memory grows every step since I added the R1 penalty to the discriminator loss.",
+    "With compute_gradient_penalty() in the loop, memory climbs steadily and then OOM.",
+])
+def test_a_gradient_penalty_that_grows_keeps_a_graph_per_step(note):
+    assert _signals(note).graph_of_gradients
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", [
+    "I tried the current master and an older commit; with both versions the memory keeps increasing until OOM.",
+    "It is the same on all versions I tried: 1.8, 1.12 and 2.0 all fail with OOM after an hour.",
+])
+def test_versions_that_fail_alike_are_no_regression(note):
+    assert not _signals(note).upgrade_regression
+
+
+def test_a_version_that_worked_is_still_a_regression():
+    assert _signals("With 1.8 it fits; after upgrading to 1.12 it runs out of memory.").upgrade_regression
+
+
+@pytest.mark.parametrize("note, large", [
+    ("A single 256x256 image runs out of memory.", False),
+    ("Images of 128 x 128 fail.", False),
+    ("A single 1024x1024 image runs out of memory.", True),
+    ("At 512x768 it fails.", True),
+])
+def test_an_image_size_is_large_from_a_side_of_512(note, large):
+    assert _signals(note).long_input is large
+
+
+def test_the_dtype_of_an_input_is_not_the_models_precision():
+    note = "I pass in a single image of shape (1,3,256,256), dtype torch.float32, into the model's forward pass."
+    assert not _signals(note).full_precision_said
+    assert _signals("The model runs in float32 and it fails.").full_precision_said

@@ -823,7 +823,8 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                r"\b(?:sentences?|utterances?|paragraphs?|lines?|articles?|tokens)\b[^.;]{0,40}?\b(?:longer than|exceeds?|exceeding|exceeded) (?:the )?(?:model'?s? )?(?:max\w*|limit|\d+)|"
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
-               r"\b\d{3,5} ?[x×*] ?\d{3,5}\b|full[- ]res|"
+               # (a side of 512 or more: 256x256 is a small image today)
+               r"\b(?:[5-9]\d{2}|\d{4,5}) ?[x×*] ?\d{3,5}\b|\b\d{3,5} ?[x×*] ?(?:[5-9]\d{2}|\d{4,5})\b|full[- ]res|"
                # a resolution written in thousands of pixels across: "4K video", "a resolution around 2k"
                r"\b[2-8] ?k (?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?|inputs?|scans?)\b|"
                r"\b(?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?)\b[^.;,]{0,30}?\b(?:is|are|of|at|around|about|near|up to) (?:about |around |roughly |nearly |over )?[2-8] ?k\b(?! ?(?:tokens?|steps?|iterations?|samples?|rows?|words?|context))|"
@@ -1398,7 +1399,11 @@ _STARTED_WORD = r"\b(?:started|begun|began|appeared|shows? up|showed up|suddenly
 # equivalents (other metrics, the same computation written by hand) do not.
 # Higher-order gradients (gradient penalties, meta-learning, Hessian-vector products): backward
 # records the graph of the gradient computation, which the gradients then keep alive.
-_GRAPH_OF_GRADIENTS = r"\bcreate_graph\s*=\s*true\b"
+# A gradient penalty (WGAN-GP, R1, path-length regularisation) and the other second-order methods
+# need that graph by construction: they differentiate a gradient.
+_GRAPH_OF_GRADIENTS = (r"\bcreate_graph\s*=\s*true\b|\bgradient[_ ]penalt(?:y|ies)\b|\b(?:calc|calculate|compute|get)_gradient_penalty\b|"
+                       r"\bwgan[-_ ]?gp\b|\br1[-_ ](?:penalty|regulari[sz]\w*|reg)\b|\bpath[-_ ]length (?:penalty|regulari[sz]\w*)\b|"
+                       r"\bdouble[- ]backward\b|\b(?:second|higher)[- ]order (?:gradients?|derivatives?)\b|\bhessian[- ]vector products?\b|\bmaml\b")
 _LIBRARY_PART_ISOLATED = (# growth tied to each call of a library component and the user's code cleared ("memory grows with
                           # every call of the Adam optimizer step ... not caused by this repo's code")
                           r"\b(?:grows?|increases?|leaks?|goes up|climbs?) with (?:every|each) (?:call|invocation|use) (?:of|to) (?:the )?"
@@ -2757,6 +2762,12 @@ def _without_wishes(note: str) -> str:
     return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
 
 
+# The note says every version it tried fails alike ("with both versions", "on all releases I tried")
+_EVERY_VERSION_FAILS = (r"\b(?:with|in|on|for|under|using) (?:both|all|either|every|each) (?:of (?:the|these|those) )?(?:\w+ )?"
+                        r"(?:versions?|releases?|builds?|commits?|revisions?)\b|"
+                        r"\b(?:both|all) (?:the )?(?:\w+ )?(?:versions?|releases?|builds?) (?:\w+ )?(?:fail|leak|show|have|give|crash|behave)")
+
+
 def _native_stack_lines(context: TriageContext) -> str:
     """The native frames of the log around the message (a Java or C++ stack: "at
     jcuda.driver.JCudaDriver.cuCtxCreate(...)", "#3 cuInit"), which the Python traceback reader does
@@ -3006,6 +3017,18 @@ def read_signals(context: TriageContext) -> Signals:
             and _search(r"\b(?:step|iteration|epoch|batch|round|pass|call)s? ?\d|\b(?:second|next|following|later) (?:step|iteration|epoch|batch|round|pass|call)\b",
                         _clause_around(note, signals.evidence["upgrade_regression"])):
         # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
+        signals.upgrade_regression = False
+        signals.evidence.pop("upgrade_regression", None)
+    if signals.full_precision_said and any(
+            signals.evidence["full_precision_said"] in sentence and
+            _search(r"\b(?:images?|inputs?|tensors?|arrays?|batch(?:es)?|samples?)\b[^.;]{0,80}?\bdtype\W{0,3}(?:torch\.|np\.)?float ?32\b", sentence)
+            for sentence in _SENTENCE_END.split(note)):
+        # "a single image of shape (1, 3, 256, 256), dtype torch.float32": the input's dtype, not the model's
+        signals.full_precision_said = False
+        signals.evidence.pop("full_precision_said", None)
+    if signals.upgrade_regression and _search(_EVERY_VERSION_FAILS, note):
+        # "with both versions the memory keeps increasing": the versions compared fail alike, so no
+        # version change is what broke it
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
     works = _search(_OTHER_BACKEND_WORKS, note)

@@ -229,7 +229,7 @@ def gradients_keep_their_graph(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if not signals.graph_of_gradients or not (signals.growth or signals.reserved_grows):
         return
-    yield Vote("graph_retained", 0.55, f'The gradients are built with {signals.evidence["graph_of_gradients"]} and the memory '
+    yield Vote("graph_retained", 0.55, f'The gradients carry a graph of their own ("{signals.evidence["graph_of_gradients"]}") and the memory '
                "grows: each gradient keeps the graph of its own computation, so any that outlive the step (left in .grad, "
                "summed, logged or stored) keep a graph per step; zero .grad with set_to_none, take .item() of what is "
                "logged, or use torch.autograd.grad(..., inputs=...) and drop its result before the next step.")
