@@ -6965,3 +6965,20 @@ def test_the_dtype_of_an_input_is_not_the_models_precision():
     note = "I pass in a single image of shape (1,3,256,256), dtype torch.float32, into the model's forward pass."
     assert not _signals(note).full_precision_said
     assert _signals("The model runs in float32 and it fails.").full_precision_said
+
+
+@pytest.mark.parametrize("note", ["It runs out of memory with long audios.", "OOM on an audio of 8min",
+                                  "a recording of 2 hours fails", "the lecture videos of about 90 minutes crash it"])
+def test_long_recordings_said_in_more_wordings(note):
+    assert _signals(note).long_input
+
+
+@pytest.mark.parametrize("note", ["It works fine for short audios (<1min) but an 8 min one fails.",
+                                  "runs well on small images, fails on the big scans",
+                                  "the model works with shorter sequences but not long ones"])
+def test_what_fits_on_short_inputs_is_read(note):
+    assert _signals(note).smaller_input_fits
+
+
+def test_short_inputs_that_fail_too_are_not_what_fits():
+    assert not _signals("It doesn't work for short audios either.").smaller_input_fits

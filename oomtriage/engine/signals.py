@@ -804,7 +804,10 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                # "the track is 4356 seconds long", "my recordings are about 40 minutes"
                r"\b(?:track|song|audio|recording|clip|video|file|podcast|lecture)s? (?:is|are|was|were) (?:only |just |about |around |over |nearly |~ ?)?"
                r"\d[\d.,]* ?(?:seconds?|secs?|minutes?|mins?|hours?)\b|"
-               r"\blong(?:er)? (?:audio|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?|texts?)\b|"
+               r"\blong(?:er)? (?:audios?|recordings?|files?|videos?|sequences?|inputs?|documents?|contexts?|prompts?|texts?)\b|"
+               # "an audio of 8min", "a recording of 2 hours"
+               r"\b(?:audios?|recordings?|audio files?|clips?|videos?|tracks?|podcasts?|lectures?) of (?:about |around |over |nearly |~ ?)?"
+               r"\d+(?:\.\d+)? ?(?:min(?:ute)?s?|h(?:ours?)?|hrs?)\b|"
                # a document of tens of thousands of characters or tokens: "a text of about 360,000 characters"
                r"\b(?:documents?|texts?|docs?|articles?|books?|files?|inputs?|prompts?|transcripts?|pages?|passages?) (?:of|with|has|have|having|containing) "
                r"(?:about |around |over |nearly |almost |~ ?)?(?:\d{2,3},\d{3}(?:,\d{3})?|\d{5,}|[1-9]\d{1,2}(?:\.\d+)?k) (?:characters|chars|tokens|words)\b|"
@@ -920,7 +923,9 @@ _SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |
                        # "only with max_im_shrink set to 1 does it not overflow"
                        rf"\bonly (?:with|when|if|at|after setting) (?:the |my )?{_INPUT_KNOB}\b[^.;]{{0,20}}?\d[\d.]*\w*[^.;]{{0,12}}?\b(?:does|do|did)(?: it| this| that)?(?:n't| not) (?:it |this |that )?(?:overflow|oom|fail|crash|run out)\w*|"
                        rf"\b{_SHRUNK_INPUT} (?:the |all |my |our |each |every )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b{_NOT_DENIED}{{0,50}}?\b(?:it |this |that |training |everything |finally |then |now )*{_WORKS}\b|"
-                       rf"\b(?:only )?{_WORKS} (?:only )?(?:if|when|after|once) (?:i |we |you )?{_SHRUNK_INPUT} (?:the |all |my |our )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b")
+                       rf"\b(?:only )?{_WORKS} (?:only )?(?:if|when|after|once) (?:i |we |you )?{_SHRUNK_INPUT} (?:the |all |my |our )?(?:\w+ ){{0,2}}?{_INPUT_NOUN}\b|"
+                       # "it works fine for short audios (<1min)", "runs well on small images"
+                       rf"(?<!n't )(?<!not )(?<!never )\b{_WORKS}(?: well| fine| ok| okay)? (?:for|with|on) (?:the )?(?:short|small|shorter|smaller|tiny) (?:\w+ )?{_INPUT_NOUN}")
 # Memory high at the start of a run that settles lower after some iterations: an autotuner's trials
 # (cudnn.benchmark tries every convolution algorithm with its workspace on each new input shape).
 _START_PEAK_THEN_LOWER = (r"\b(?:at the (?:very )?(?:beginning|start)|when (?:the )?(?:training|it|the run) (?:starts|begins)|(?:in|during|for) the first (?:few |couple of )?(?:iterations?|steps?|batches)|"
