@@ -48,6 +48,8 @@ SLOW_NOTES = {
     "a 64 KB run of digits": "1" * 65_536,
     "repeated hyphenated words": "a-" * 32_000,
     "repeated snake_case fragment": "batch_" * 10_900,
+    "repeated questions": "is it? " * 9_000,
+    "one 64 KB word and a question mark": "x" * 65_536 + "?",
 }
 
 

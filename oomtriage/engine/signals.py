@@ -2785,7 +2785,12 @@ def _native_stack_lines(context: TriageContext) -> str:
 def _without_questions(note: str) -> str:
     """The note without its questions: "should I run it under no_grad?" asks about a remedy, it
     does not say the run has it."""
-    return re.sub(r"[^.!?\n]*\?", " ", note)
+    if "?" not in note:
+        return note
+    # (split, not a pattern that scans ahead for the "?" from every position: linear in the note)
+    pieces = re.split(r"([.!?\n])", note)
+    return "".join(" " if index + 1 < len(pieces) and pieces[index + 1] == "?" or piece == "?" else piece
+                   for index, piece in enumerate(pieces))
 
 
 def read_signals(context: TriageContext) -> Signals:
