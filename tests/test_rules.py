@@ -6982,3 +6982,15 @@ def test_what_fits_on_short_inputs_is_read(note):
 
 def test_short_inputs_that_fail_too_are_not_what_fits():
     assert not _signals("It doesn't work for short audios either.").smaller_input_fits
+
+
+@pytest.mark.parametrize("note", ["How to achieve it under 8G VRAM?", "How can I run this on a 6 GB card?",
+                                  "how do I get it to train with only 12GB?"])
+def test_asking_how_to_fit_a_card_of_a_size_is_a_suspected_oom_and_a_requirement(note):
+    report = analyze_inputs([], text=None, note=note)
+    assert report.suspected and not report.detected and report.causes
+    assert _signals(note).memory_requirement_asked
+
+
+def test_asking_how_to_run_it_with_no_size_is_no_oom():
+    assert not analyze_inputs([], text=None, note="How can I run this on Windows?").suspected

@@ -35,6 +35,10 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"oom-?kill|memory (?:error|exception|issue|problem)|\bMemoryError\b|"
     # "there is just not enough memory for both models", "insufficient GPU memory"
     r"\b(?:not|isn't|is not|wasn't|was not|no longer) (?:enough|sufficient) (?:gpu |video |device |host |system |cuda )?(?:memory|vram|ram)\b|\binsufficient (?:gpu |video |device |cuda )?(?:memory|vram)\b|"
+    # "how to achieve it under 8G VRAM?", "how can I run it on a 6 GB card?": asking for a way to fit
+    # a card of that size says it does not fit as it is
+    r"\bhow (?:to|can (?:i|we|one)|do (?:i|we)|could (?:i|we)|would (?:i|we)) (?:\w+ ){0,2}?(?:run|achieve|fit|use|train|load|make|get)\b[^.;?]{0,40}?"
+    r"\b(?:under|within|with|on|in|below) (?:only |just |a |an |my |the )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     # "it is impossible to run it with 8GB of VRAM", "can't load it on my 6 GB card"
     r"\b(?:impossible|unable|not able) to (?:run|fit|train|load|use)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     r"\b(?:can't|cannot|can not|couldn't|could not|won't|will not) (?:run|fit|train|load)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"

@@ -1069,7 +1069,10 @@ _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:wi
                      rf"\b(?:a |an )?(?:bigger|larger) {_CARD} (?:fixe[sd]|solve[sd]|works?|worked|helps?|helped)\b")
 # The user asks how much memory the code needs ("how much GPU memory is required for training?",
 # "what is the minimum VRAM?"): their card fell short of what the project was run on.
-_MEMORY_REQUIREMENT_ASKED = (r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
+_MEMORY_REQUIREMENT_ASKED = (# "how to achieve it under 8G VRAM?", "how can I run it on a 6 GB card?"
+                             r"\bhow (?:to|can (?:i|we|one)|do (?:i|we)|could (?:i|we)|would (?:i|we)) (?:\w+ ){0,2}?(?:run|achieve|fit|use|train|load|make|get)\b[^.;?]{0,40}?"
+                             r"\b(?:under|within|with|on|in|below) (?:only |just |a |an |my |the )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
+                             r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
                              r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to|per)\b|"
                              r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b|"
                              # "what is the minimum GPU spec for running the base model?"
