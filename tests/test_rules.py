@@ -6994,3 +6994,24 @@ def test_asking_how_to_fit_a_card_of_a_size_is_a_suspected_oom_and_a_requirement
 
 def test_asking_how_to_run_it_with_no_size_is_no_oom():
     assert not analyze_inputs([], text=None, note="How can I run this on Windows?").suspected
+
+
+# --- a notebook cell run again -------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "In Jupyter, running the training cell a second time... executing the same cell twice ends in CUDA OOM.",
+    "Each time I re-run the cell that loads the model in my notebook, memory goes up until it runs out of memory.",
+    "The VRAM doesn't get freed when I run cell 7 again in Colab; then it OOMs.",
+])
+def test_a_notebook_cell_run_again_keeps_the_previous_objects(note):
+    assert _signals(note).interactive_rerun
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+    assert "del them" in evidence_of("RuntimeError: CUDA out of memory.", note, "reference_leak")
+
+
+def test_a_script_run_again_is_not_a_notebook_rerun():
+    assert not _signals("I ran the script again with a smaller batch and it still fails.").interactive_rerun
+
+
+def test_no_more_memory_on_the_gpu_is_a_suspected_oom():
+    assert analyze_inputs([], text=None, note="It complains that there is no more memory on CUDA.").suspected

@@ -33,6 +33,8 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:gpus?|vram|cards?|graphics cards?|\d+ ?gb)\b[^.;?]{0,40}?\b(?:runs?|ran|running|is|was|goes|went) out of space\b|"
     r"\bout of (?:gpu |vram |video memory )?space (?:on|in) (?:the |my |a )?(?:gpu|vram|card|graphics card)\b|"
     r"oom-?kill|memory (?:error|exception|issue|problem)|\bMemoryError\b|"
+    # "it complains that there is no more memory on CUDA"
+    r"\bno (?:more |free )?memory (?:left )?(?:on|in) (?:the )?(?:cuda|gpu|vram|device|card)\b|"
     # "there is just not enough memory for both models", "insufficient GPU memory"
     r"\b(?:not|isn't|is not|wasn't|was not|no longer) (?:enough|sufficient) (?:gpu |video |device |host |system |cuda )?(?:memory|vram|ram)\b|\binsufficient (?:gpu |video |device |cuda )?(?:memory|vram)\b|"
     # "how to achieve it under 8G VRAM?", "how can I run it on a 6 GB card?": asking for a way to fit

@@ -205,6 +205,20 @@ _AFTER_EVAL_STEP = re.compile(r"\b(?:first|next|following) (?:training )?(?:step
 
 
 @rule
+def a_notebook_cell_run_again(data: RuleInput) -> Iterator[Vote]:
+    """Running a notebook cell again builds a new model (and optimizer, and outputs) while the
+    previous ones stay referenced by the session: its variables, the Out[] history, the traceback of
+    the last exception. empty_cache() frees only what nothing references, so each run adds a copy."""
+    signals = data.signals
+    if not signals.interactive_rerun:
+        return
+    yield Vote("reference_leak", 0.55, f'A notebook cell runs again ("{signals.evidence["interactive_rerun"]}"): the previous run\'s '
+               "model, optimizer and outputs stay referenced by the session (its variables, Out[], the last exception's "
+               "traceback), which empty_cache() cannot free; del them and gc.collect() before the cell builds new ones, or "
+               "restart the kernel.")
+
+
+@rule
 def memory_held_after_a_phase(data: RuleInput) -> Iterator[Vote]:
     """Memory an evaluation or generation used that is still held once it is over is held by a
     reference that outlives it (outputs cached for an epoch-end hook, a list of predictions, a
