@@ -7015,3 +7015,21 @@ def test_a_script_run_again_is_not_a_notebook_rerun():
 
 def test_no_more_memory_on_the_gpu_is_a_suspected_oom():
     assert analyze_inputs([], text=None, note="It complains that there is no more memory on CUDA.").suspected
+
+
+# --- a named small model whose states leave the card half empty ----------------------------------
+
+@pytest.mark.parametrize("note, count", [
+    ("Fine-tuning roberta-base for NER", 125e6), ("training bert-base-uncased", 125e6),
+    ("a deberta-v3-base classifier", 184e6), ("xlm-roberta-base on my data", 278e6),
+    ("distilbert fine-tuning", 82e6), ("xlm-roberta-large", 560e6),
+])
+def test_encoder_sizes_by_their_size_word(note, count):
+    assert _signals(note).param_count == count
+
+
+def test_a_small_model_whose_states_fit_is_the_batch_not_the_model():
+    text = sentence(req="20.00 MiB", total="3.82 GiB", free="200.00 KiB", alloc="2.90 GiB", unalloc="30.00 MiB")
+    note = "Training NER with roberta-base on my GPU runs out of memory."
+    assert ids(text, note)[0] == "batch_too_large"
+    assert "16 B" in evidence_of(text, note, "batch_too_large")

@@ -1361,7 +1361,12 @@ _FAMILY_PARAMS: list[tuple[str, float]] = [
     (r"\bgpt-?2[- _]xl\b", 1.5e9),
     (r"\bgpt-?2[- _]large\b", 774e6),
     (r"\bgpt-?2[- _]medium\b", 355e6),
-    (r"\b(?:bert|roberta|xlm-roberta|deberta(?:-v3)?)[- _]large\b", 355e6),
+    (r"\bxlm-roberta[- _]large\b", 560e6),
+    (r"\b(?:bert|roberta|deberta(?:-v3)?)[- _]large\b", 355e6),
+    (r"\bxlm-roberta[- _]base\b", 278e6),
+    (r"\bdeberta(?:-v3)?[- _]base\b", 184e6),
+    (r"\b(?:bert|roberta|electra)[- _]base\b", 125e6),
+    (r"\bdistil(?:bert|roberta)(?:[- _]base)?\b", 82e6),
     (r"\bvit[- _]h(?:uge)?(?:[- _/]\d+)?\b", 632e6),
     (r"\bwav2vec ?2(?:\.0)?[- _]large\b|\bhubert[- _]large\b|\bwavlm[- _]large\b", 317e6),
 ]

@@ -117,6 +117,15 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
                    f"{format_size(capacity)} ({full / capacity:.0%}) before any activation: an 8-bit or factored "
                    "optimizer (Adafactor) frees most of the moments' share.")
         yield Vote("model_too_large", 0.25, "Full training of this model leaves little of one GPU for activations.")
+    elif full <= 0.5 * capacity and not signals.growth and not signals.large_vocab_said and (signals.family_vocab or 0) < 100_000:
+        # The named model's states leave half the card or more: what filled it is a step's
+        # activations, which scale with the batch and the input's length. (Of a family with a
+        # vocabulary of 100k tokens and more, the largest activation is the logits: rule
+        # small_model_large_vocabulary.)
+        yield Vote("batch_too_large", 0.3, f"The model's training states ({params / 1e6:.0f}M params x 16 B = {format_size(int(full))}) "
+                   f"take at most half of {format_size(capacity)}: the rest went to the step's activations, which scale with "
+                   "the batch and the input length; lower the batch (with gradient accumulation) or the maximum length.")
+        yield Vote("model_too_large", -0.3, f"The model's states ({format_size(int(full))}) fit with room to spare.")
 
 
 @rule
