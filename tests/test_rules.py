@@ -7033,3 +7033,29 @@ def test_a_small_model_whose_states_fit_is_the_batch_not_the_model():
     note = "Training NER with roberta-base on my GPU runs out of memory."
     assert ids(text, note)[0] == "batch_too_large"
     assert "16 B" in evidence_of(text, note, "batch_too_large")
+
+
+@pytest.mark.parametrize("note", ["I set the batch size to 4 and finally can train normally.",
+                                  "with batch size 4 it trains fine",
+                                  "After several OOM errors I set the batch size to 4 and now it trains."])
+def test_the_one_batch_said_to_work_is_no_lead_to_a_batch_too_large(note):
+    assert _signals(note).stated_batch_fits
+    assert "The batch size is 4" not in " ".join(e for c in ranked("RuntimeError: CUDA out of memory.", note) for e in c.evidence)
+
+
+@pytest.mark.parametrize("note", ["batch size 16 fails", "with batch size 4 it trains fine for an hour and then runs out of memory"])
+def test_a_batch_stated_beside_a_failure_is_still_the_runs_batch(note):
+    assert not _signals(note).stated_batch_fits
+
+
+@pytest.mark.parametrize("note", ["Please update the node for minimum VRAM: 6 gb, it fails with Allocation on device.",
+                                  "Could you add a low VRAM mode? The app dies on my laptop GPU as it starts."])
+def test_a_small_card_mode_asked_outside_training_is_the_resident_weights(note):
+    assert ids("torch.OutOfMemoryError: Allocation on device", note)[0] == "model_too_large"
+    assert "offload" in evidence_of("torch.OutOfMemoryError: Allocation on device", note, "model_too_large")
+
+
+def test_a_small_card_mode_asked_while_training_is_not_the_weights_rule():
+    note = "Is there a low VRAM mode for training? It runs out of memory at batch 32."
+    assert "what such modes take off the card" not in " ".join(
+        e for c in ranked("torch.OutOfMemoryError: Allocation on device", note) for e in c.evidence)

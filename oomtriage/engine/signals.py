@@ -1646,6 +1646,7 @@ class Signals:
     graph_of_gradients: bool = False  # create_graph=True: the gradients carry a graph of their own computation
     shared_machine: bool = False  # a cluster, a lab's server, a numbered compute node: other people's jobs run there
     interactive_rerun: bool = False  # a notebook cell run again: the previous run's objects stay referenced
+    stated_batch_fits: bool = False  # the one batch stated is said to work ("set it to 4 and it trains")
     low_vram_asked: bool = False  # a small-card mode or the minimum card size asked about
     image_generator_inference: bool = False  # a GAN's or latent-code generator run to make images, not trained
     upgrade_regression: bool = False
@@ -1918,6 +1919,12 @@ def _larger_batch_fails_sooner(note: str) -> str | None:
     return None
 
 
+def _without_leading_history(sentence: str) -> str:
+    """The sentence after an opening clause of what happened before ("After several OOM errors, I
+    set the batch size to 4 and it trains"): those failures came before the batch that now works."""
+    return re.sub(r"^\s*after (?:[^,;]{0,80},|(?:\w+ ){0,4}?(?:errors?|failures?|crashes|tries|attempts|times)\b)", " ", sentence, flags=re.IGNORECASE)
+
+
 def read_numbers(note: str, signals: Signals, what_failed: str | None = None) -> None:
     # The batch a library's example fits is not this run's ("the example works up to batch 32, mine
     # fails at 16"): read the run's batch from the rest.
@@ -1939,6 +1946,13 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     batch = _search(_BATCH_STATED, failing) or _search(_BATCH_STATED, run_note)
     if batch:
         signals.batch_size = int(next(group for group in batch.groups() if group))
+        # "I set the batch size to 4 and finally can train normally": the one batch stated is said to
+        # work, in sentences that say nothing failed: a batch that fits, no lead to a batch too large
+        stating = [sentence for sentence in _SENTENCE_END.split(run_note) if _batches_in(sentence)]
+        if stating and len(set(_batches_in(run_note))) == 1 and all(
+                _search(_BATCH_WORKED, sentence) and not _search(_FAILURE_WORDS, _without_leading_history(sentence)) for sentence in stating):
+            signals.stated_batch_fits = True
+            signals.evidence["stated_batch_fits"] = stating[0].strip()[:120]
     if worked and failed:
         signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
     # (only "RAM" said as such: "6GB of memory" is as often the card's; "\bRAM" never matches inside "VRAM")

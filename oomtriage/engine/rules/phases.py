@@ -719,6 +719,21 @@ def diffusion_pipeline_on_a_small_card(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_small_card_mode_asked(data: RuleInput) -> Iterator[Vote]:
+    """Outside training, a note that asks for a low-VRAM mode or a smaller minimum card ("please add
+    support for 6 GB of VRAM") is asking to keep less of the model resident: offload or quantize the
+    weights. (A diffusion pipeline's components: rule diffusion_pipeline_on_a_small_card.)"""
+    signals = data.signals
+    if not signals.low_vram_asked or signals.phase in ("training", "optimizer_setup") or "diffusion" in signals.domains:
+        return
+    if signals.long_input or signals.growth:
+        return
+    yield Vote("model_too_large", 0.4, f'The note asks for a mode for smaller cards ("{signals.evidence["low_vram_asked"]}"): '
+               "what such modes take off the card is the model's resident weights; offload the idle parts to the CPU "
+               "(sequential or model offload, device_map with a max_memory) or load them quantized.")
+
+
+@rule
 def generation(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if "diffusion" in signals.domains and signals.while_building and not signals.attention_said:

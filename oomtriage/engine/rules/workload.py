@@ -796,7 +796,7 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
     if shape and signals.batch_size and shape[0] == signals.batch_size and signals.batch_size > 1:
         yield Vote("batch_too_large", 0.75, f"The failing tensor {shape} starts with the batch size "
                    f"({signals.batch_size}) from {where}.")
-    elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help:
+    elif signals.batch_size and signals.batch_size > 1 and not signals.batch_no_help and not signals.stated_batch_fits:
         # Memory that grew step after step is no batch too large from the start: the batch is a
         # weaker lead then.
         yield Vote("batch_too_large", 0.2 if signals.growth else 0.45 if signals.batch_size >= 16 else 0.3,
