@@ -7059,3 +7059,20 @@ def test_a_small_card_mode_asked_while_training_is_not_the_weights_rule():
     note = "Is there a low VRAM mode for training? It runs out of memory at batch 32."
     assert "what such modes take off the card" not in " ".join(
         e for c in ranked("torch.OutOfMemoryError: Allocation on device", note) for e in c.evidence)
+
+
+@pytest.mark.parametrize("note", ["server.py seems to ignore --gpu-memory when --load-in-4bit is given, then it fills the VRAM until it OOMs.",
+                                  "The loader ignores max_memory and fills GPU 0 until out of memory.",
+                                  "It silently ignores gradient_checkpointing and runs out of memory."])
+def test_a_program_that_ignores_a_memory_option_drops_it(note):
+    assert _signals(note).saving_option_dropped
+    assert ids("", note)[0] == "framework_bug"
+
+
+def test_the_user_ignoring_an_option_is_not_the_program_dropping_it():
+    assert not _signals("I ignored the offload option and it ran out of memory.").saving_option_dropped
+
+
+def test_weights_a_dropped_offload_was_to_handle_are_not_the_first_cause():
+    note = "Loading a 30B 4-bit model on my 12GB card: server.py seems to ignore --gpu-memory 6, it fills the VRAM until it OOMs."
+    assert ids("", note)[0] == "framework_bug"

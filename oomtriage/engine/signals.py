@@ -2611,7 +2611,11 @@ _SAVING_OPTION = (r"(?:gradient|activation)[_ ]checkpointing|\b\w{1,40}_checkpoi
                   r"\bquantiz\w*|\bmixed[_ ]precision\b|\bfp16\b|\bbf16\b|flash[_ ]attention|\bxformers\b|\bsdpa\b")
 _SAVING_OPTION_DROPPED = (rf"(?:{_SAVING_OPTION})[^.;]{{0,60}}?\b(?:is|was|are|were|gets?|got) never (?:enabled|applied|passed|used|read|honou?red|turned on)\b|"
                           r"\b(?:setting|option|flag|argument|parameter)s? (?:is|was|are|were|stays?) silently (?:inert|ignored|dropped|unused|discarded)\b|"
-                          rf"(?:{_SAVING_OPTION})[^.;]{{0,40}}?\b(?:is|was|are|were|gets?|got) (?:silently )?(?:ignored|dropped|discarded)\b")
+                          rf"(?:{_SAVING_OPTION})[^.;]{{0,40}}?\b(?:is|was|are|were|gets?|got) (?:silently )?(?:ignored|dropped|discarded)\b|"
+                          # the program said to ignore the option: "server.py seems to ignore --gpu-memory when
+                          # --load-in-4bit is given" (not "I ignored ...": the user's choice)
+                          rf"(?<!\bi )(?<!\bwe )(?<!\bi just )\b(?:seems? to |appears? to |silently |just |completely )?ignor(?:es|ing|e) (?:the |my |its )?"
+                          rf"(?:(?:{_SAVING_OPTION})|--[\w-]*(?:memory|mem|offload|gpu|vram|device)[\w-]*|max_memory|(?:memory|vram) (?:limits?|caps?|settings?|options?))")
 # The run fails only without the setting ("if I don't set expandable_segments I get OOM").
 _NEEDS_THE_SETTING = (r"\b(?:without (?:setting |using |enabling )?|if (?:i|we) (?:don't|do not|didn't|did not) (?:set|use|enable|add)|"
                       r"unless (?:i|we) (?:set|use|enable|add))\b[^.;]{0,80}?\b(?:ooms?|out of memory|fails?|crash\w*|errors?)\b")

@@ -401,6 +401,10 @@ def a_saving_option_the_code_drops(data: RuleInput) -> Iterator[Vote]:
                f'("{signals.evidence["saving_option_dropped"]}"): pass it through, or apply it directly (for example '
                "model.gradient_checkpointing_enable()), and report it to the library.")
     yield Vote("batch_too_large", -0.3, "The memory the run needs was set to be lower by an option the code dropped.")
+    if re.search(r"offload|memory|max_memory|device_map|gpu|vram|[48][- ]?bit|quantiz", signals.evidence["saving_option_dropped"], re.IGNORECASE):
+        # the option was to keep part of the weights off the card (offload, a per-GPU memory cap,
+        # quantization): weights too large for the card are what it was given to handle
+        yield Vote("model_too_large", -0.3, "The option the code drops is what was to keep the weights within the card.")
 
 
 @rule
