@@ -6858,7 +6858,7 @@ def test_the_card_size_said_as_what_the_card_has(note, expected):
 @pytest.mark.parametrize("note", ["Please add a low-vram option", "How much VRAM does this need?",
                                   "what are the VRAM requirements", "I run it with --lowvram"])
 def test_a_small_card_mode_asked_about(note):
-    assert _signals(note).low_vram_asked
+    assert _signals(note).memory_requirement_asked
 
 
 # --- a device context that cannot be made on a shared machine ----------------------------------------

@@ -13,7 +13,7 @@ from .calibration import calibrate
 from .facts import compute_numbers
 from .fixes import fixes_for
 from .rules import AUTOGRAD_CAUSES, RuleInput, Vote, all_rules
-from .signals import MEMORY_EXCEEDED, read_signals
+from .signals import HOW_TO_FIT_A_CARD, MEMORY_EXCEEDED, read_signals
 from .note_language import english_reading
 
 MAX_CAUSES = 6
@@ -37,10 +37,6 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\bno (?:more |free )?memory (?:left )?(?:on|in) (?:the )?(?:cuda|gpu|vram|device|card)\b|"
     # "there is just not enough memory for both models", "insufficient GPU memory"
     r"\b(?:not|isn't|is not|wasn't|was not|no longer) (?:enough|sufficient) (?:gpu |video |device |host |system |cuda )?(?:memory|vram|ram)\b|\binsufficient (?:gpu |video |device |cuda )?(?:memory|vram)\b|"
-    # "how to achieve it under 8G VRAM?", "how can I run it on a 6 GB card?": asking for a way to fit
-    # a card of that size says it does not fit as it is
-    r"\bhow (?:to|can (?:i|we|one)|do (?:i|we)|could (?:i|we)|would (?:i|we)) (?:\w+ ){0,2}?(?:run|achieve|fit|use|train|load|make|get)\b[^.;?]{0,40}?"
-    r"\b(?:under|within|with|on|in|below) (?:only |just |a |an |my |the )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     # "it is impossible to run it with 8GB of VRAM", "can't load it on my 6 GB card"
     r"\b(?:impossible|unable|not able) to (?:run|fit|train|load|use)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
     r"\b(?:can't|cannot|can not|couldn't|could not|won't|will not) (?:run|fit|train|load)\b[^.;?]{0,30}?\b(?:with|on|in) (?:only |just |my |a |an )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
@@ -83,7 +79,9 @@ _NOTE_SAYS_IT_DIED = re.compile(
     r"\b(?:gpu ?#?0|cuda:0|device 0|the first gpu)\b[^.;]{0,50}?\bprocess(?:es)? (?:\w+ )?(?:holding|using|taking|occupying|with) (?:~ ?|about |around )?\d|"
     r"\b(?:gpu ?#?0|rank ?0|cuda:0|device 0|the first gpu|one (?:of the )?gpus?)\b[^.;]{0,30}?\b(?:holds?|uses?|takes?|has|gets|needs?|allocates?) "
     r"(?:a lot |much |far |way )?(?:more|most|extra) (?:gpu |vram |video )?(?:memory|vram)\b|"
-    rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}", re.IGNORECASE)
+    rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}|"
+    # asking for a way to fit a card of a stated size says it does not fit as it is
+    rf"{HOW_TO_FIT_A_CARD}", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 
 

@@ -403,10 +403,6 @@ _INTERACTIVE_RERUN = (r"\b(?:re-?run\w*|re-?execut\w*|(?:run|ran|execut)\w* (?:i
                       r"\b(?:execut|run)\w* the same cell\b|"
                       r"\b(?:vram|gpu memory|cuda memory|memory)\b[^.;]{0,30}?\b(?:does ?n[o']t|is ?n[o']t|never|not|won't) (?:get )?"
                       r"(?:clear|cleared|free|freed|release|released|clean(?:ed)? up)\b[^.;]{0,60}?\b(?:cells?|notebooks?|kernel)\b")
-# A mode for small cards asked for, or a minimum card size asked about: the user's card is smaller
-# than what the whole model needs resident ("please add a low VRAM mode", "minimum VRAM?")
-_LOW_VRAM_ASKED = (r"\blow[- ]?vram\b|--(?:low|med)vram\b|\b(?:minimum|min\.?|minimal|required|recommended) (?:vram|gpu memory|video memory|gpu ram)\b|"
-                   r"\b(?:vram|gpu memory) (?:requirements?|needed|required)\b|\bhow much (?:vram|gpu memory|video memory)\b")
 # Offloading a model's components to the CPU, asked of a pipeline or a server (not an optimizer's
 # states): the weights should then reach the GPU one component at a time, when used.
 _PIPELINE_OFFLOAD = (r"enable_(?:model|sequential)_cpu_offload|--(?:enable-)?(?:cpu|model)-offload\b|--offload-model\b|"
@@ -1077,9 +1073,14 @@ _LARGER_CARD_FITS = (rf"\b(?:on|with|using|use) (?:a |an |the )?(?:{_CARD} (?:wi
                      rf"\b(?:a |an )?(?:bigger|larger) {_CARD} (?:fixe[sd]|solve[sd]|works?|worked|helps?|helped)\b")
 # The user asks how much memory the code needs ("how much GPU memory is required for training?",
 # "what is the minimum VRAM?"): their card fell short of what the project was run on.
-_MEMORY_REQUIREMENT_ASKED = (# "how to achieve it under 8G VRAM?", "how can I run it on a 6 GB card?"
-                             r"\bhow (?:to|can (?:i|we|one)|do (?:i|we)|could (?:i|we)|would (?:i|we)) (?:\w+ ){0,2}?(?:run|achieve|fit|use|train|load|make|get)\b[^.;?]{0,40}?"
-                             r"\b(?:under|within|with|on|in|below) (?:only |just |a |an |my |the )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b|"
+# Asking how to fit a card of a stated size ("how to achieve it under 8G VRAM?", "how can I run it on
+# a 6 GB card?"): it does not fit as it is (also read by the engine as a note that says the run died)
+HOW_TO_FIT_A_CARD = (r"\bhow (?:to|can (?:i|we|one)|do (?:i|we)|could (?:i|we)|would (?:i|we)) (?:\w+ ){0,2}?(?:run|achieve|fit|use|train|load|make|get)\b[^.;?]{0,40}?"
+                     r"\b(?:under|within|with|on|in|below) (?:only |just |a |an |my |the )?\d+(?:\.\d+)? ?(?:GB|GiB|G)\b")
+_MEMORY_REQUIREMENT_ASKED = (HOW_TO_FIT_A_CARD + "|"
+                             # a mode for small cards asked for: "please add a low VRAM mode", "--lowvram",
+                             # "minimum VRAM: 6 GB", "the recommended GPU memory"
+                             r"\blow[- ]?vram\b|--(?:low|med)vram\b|\b(?:minimum|min\.?|minimal|required|recommended) (?:vram|gpu memory|video memory|gpu ram)\b|"
                              r"\bhow much (?:gpu |video |cuda )?(?:memory|vram|ram)\b[^.;?]{0,40}?\b(?:is |are |do (?:i|we|you) |does (?:it|this|one) )?(?:required|needed|need|necessary|requires?)\b|"
                              r"\b(?:minimum|minimal|min\.?) (?:amount of )?(?:gpu |video )?(?:memory|vram)\b[^.;?]{0,30}?\b(?:required|needed|for|to|per)\b|"
                              r"\bwhat (?:gpu|card|hardware)s? (?:did|do) you (?:use|train)\b|"
@@ -1393,6 +1394,12 @@ _GAN = r"\bgans?\b|pix2pix\w*|cyclegan|stylegan\w*|\bdcgan\b|\bsrgan\b|esrgan|di
 # the image, with no denoising loop, no prompt and no tokens.
 _LATENT_CODE_INPUT = (r"\blatent (?:vectors?|codes?|z)\b|\binput_is_latent\b|"
                       r"\b(?:from|with|feed\w*|pass\w*|give\w*) (?:an? |the |my |some |random )?(?:\d+ ?x ?\d+ )?(?:random )?(?:latents?|noise vectors?|z vectors?)\b")
+def _image_generator(note: str) -> re.Match[str] | None:
+    """A GAN named, or a generator fed latent codes that is no denoising model: one forward pass
+    makes its images."""
+    return _search(_GAN, note) or (None if _search(_DENOISING_MODEL, note) else _search(_LATENT_CODE_INPUT, note))
+
+
 # A denoising model named as such (its "latents" are the denoising loop's)
 _DENOISING_MODEL = r"diffusion|diffusers|\bunet\b|\bsd(?:xl)?\b|\bprompts?\b|text-to-image|\bdenois\w*|\bsampler\b|\bscheduler\b"
 # What says the run is training the model, not using it
@@ -1647,7 +1654,6 @@ class Signals:
     shared_machine: bool = False  # a cluster, a lab's server, a numbered compute node: other people's jobs run there
     interactive_rerun: bool = False  # a notebook cell run again: the previous run's objects stay referenced
     stated_batch_fits: bool = False  # the one batch stated is said to work ("set it to 4 and it trains")
-    low_vram_asked: bool = False  # a small-card mode or the minimum card size asked about
     image_generator_inference: bool = False  # a GAN's or latent-code generator run to make images, not trained
     upgrade_regression: bool = False
     smaller_fails_larger_works: bool = False
@@ -2446,8 +2452,7 @@ def note_phase(note: str) -> tuple[Phase, str] | None:
     # "during nlp.update (not evaluation)", "in training, never in validation": a phase denied
     note = re.sub(r"\b(?:not|never|no|rather than) (?:during |in |at |while |the )*(?:evaluation|evaluating|validation|validating|eval|inference|testing)\b",
                   " ", note, flags=re.IGNORECASE)
-    if (_search(_GAN, note) or (_search(_LATENT_CODE_INPUT, note) and not _search(_DENOISING_MODEL, note))) \
-            and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
+    if _image_generator(note) and not _search(r"\btokens?\b|\bprompts?\b|\btext\b", note):
         # A GAN's generator "generates" in every training step: no sampling loop, no KV cache. Outside
         # training, "generating" with it (or with any generator fed latent codes) is one forward
         # pass per batch of images: inference.
@@ -2862,7 +2867,7 @@ def read_signals(context: TriageContext) -> Signals:
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "low_vram_asked": (_LOW_VRAM_ASKED, note), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "placement_not_honoured": (_PLACEMENT_NOT_HONOURED, note),
@@ -3209,14 +3214,12 @@ def read_signals(context: TriageContext) -> Signals:
     if "rendering" in signals.domains and signals.phase == "generation" and not signals.domains & {"llm", "diffusion"}:
         # A renderer "generating" its images is running inference over views: no tokens, no KV cache.
         signals.phase = "evaluation"
-    note = context.note or ""
-    latent_code = None if _search(_DENOISING_MODEL, note) else _search(_LATENT_CODE_INPUT, note)
-    generator = _search(_GAN, note) or latent_code
-    trained_here = _search(_TRAINS_THE_MODEL, note)
-    if latent_code and signals.phase == "unknown" and not trained_here and "llm" not in signals.domains:
-        # images asked of a generator fed latent codes, with no training named: its forward is inference
-        signals.phase, signals.phase_source = "evaluation", f'the note feeds a generator "{latent_code.group(0)}"'
-    if generator and signals.phase == "evaluation" and not trained_here and "llm" not in signals.domains:
-        signals.image_generator_inference = True
-        signals.evidence["image_generator_inference"] = generator.group(0)
+    generator = _image_generator(note)
+    if generator and not _search(_TRAINS_THE_MODEL, note) and "llm" not in signals.domains:
+        if signals.phase == "unknown" and _search(_LATENT_CODE_INPUT, note):
+            # images asked of a generator fed latent codes, with no training named: its forward is inference
+            signals.phase, signals.phase_source = "evaluation", f'the note feeds a generator "{generator.group(0)}"'
+        if signals.phase == "evaluation":
+            signals.image_generator_inference = True
+            signals.evidence["image_generator_inference"] = generator.group(0)
     return signals

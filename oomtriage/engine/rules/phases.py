@@ -262,7 +262,7 @@ def generator_run_for_images(data: RuleInput) -> Iterator[Vote]:
                "each call keeps every layer's activations, the last ones at full output resolution, for a backward that "
                "never comes; wrap the sampling in torch.no_grad() (or inference_mode).")
     yield Vote("batch_too_large", 0.2, "Every row of the latent batch is one image, so generate fewer at once (a per-layer "
-               "code of shape (18, 512) passed where (1, 18, 512) is meant is read as 18 images).")
+               "code passed without its batch dimension is read as one image per layer).")
 
 
 @rule
@@ -696,6 +696,19 @@ def diffusion_training(data: RuleInput) -> Iterator[Vote]:
                    f"this {capacity / 10**9:.0f} GB card{' (it failed at once)' if signals.immediate else ''}.")
 
 
+# Cards of 8 GB or less: a diffusion pipeline's components alone take most of one.
+SMALL_CARD_BYTES = 8.6 * 10**9
+
+
+def _on_a_small_card(data: RuleInput) -> bool:
+    return bool(data.numbers.capacity and data.numbers.capacity <= SMALL_CARD_BYTES)
+
+
+def _small_card_mode_asked(signals) -> str | None:
+    """What the note said asking for a small-card mode or the memory the code needs, if it did."""
+    return signals.evidence["memory_requirement_asked"] if signals.memory_requirement_asked else None
+
+
 @rule
 def diffusion_pipeline_on_a_small_card(data: RuleInput) -> Iterator[Vote]:
     """A diffusion pipeline keeps its text encoder(s), U-Net or transformer and VAE on the GPU together:
@@ -706,12 +719,12 @@ def diffusion_pipeline_on_a_small_card(data: RuleInput) -> Iterator[Vote]:
     signals, capacity = data.signals, data.numbers.capacity
     if "diffusion" not in signals.domains or signals.phase == "training" or signals.param_count:
         return
-    small_card = bool(capacity and capacity <= 8.6 * 10**9)
-    if not (small_card or signals.low_vram_asked):
+    small_card, asked = _on_a_small_card(data), _small_card_mode_asked(signals)
+    if not (small_card or asked):
         return
-    why = (f"on this {capacity / 10**9:.0f} GB card" if small_card else f'and the note asks for a small-card mode ("{signals.evidence["low_vram_asked"]}")')
+    why = f"on this {capacity / 10**9:.0f} GB card" if small_card else f'and the note asks for a small-card mode ("{asked}")'
     # (a large image said is the activations' case: the weights stay a second reading)
-    weight = 0.3 if signals.long_input else 0.6 if small_card and signals.low_vram_asked else 0.5 if small_card else 0.45
+    weight = 0.3 if signals.long_input else 0.6 if small_card and asked else 0.5 if small_card else 0.45
     yield Vote("model_too_large", weight,
                f"A diffusion pipeline keeps its text encoders, denoiser and VAE on the GPU together (about 2 GB in fp16 for "
                f"SD 1.x, 7 GB for SDXL, over 20 GB for Flux) {why}: offload the idle components (enable_model_cpu_offload, "
@@ -724,11 +737,12 @@ def a_small_card_mode_asked(data: RuleInput) -> Iterator[Vote]:
     support for 6 GB of VRAM") is asking to keep less of the model resident: offload or quantize the
     weights. (A diffusion pipeline's components: rule diffusion_pipeline_on_a_small_card.)"""
     signals = data.signals
-    if not signals.low_vram_asked or signals.phase in ("training", "optimizer_setup") or "diffusion" in signals.domains:
+    asked = _small_card_mode_asked(signals)
+    if not asked or signals.phase in ("training", "optimizer_setup") or "diffusion" in signals.domains:
         return
     if signals.long_input or signals.growth:
         return
-    yield Vote("model_too_large", 0.4, f'The note asks for a mode for smaller cards ("{signals.evidence["low_vram_asked"]}"): '
+    yield Vote("model_too_large", 0.4, f'The note asks for a mode for smaller cards ("{asked}"): '
                "what such modes take off the card is the model's resident weights; offload the idle parts to the CPU "
                "(sequential or model offload, device_map with a max_memory) or load them quantized.")
 
@@ -741,7 +755,7 @@ def generation(data: RuleInput) -> Iterator[Vote]:
     if "diffusion" in signals.domains and signals.phase in ("generation", "evaluation", "unknown"):
         # (on a card of 8 GB or less, with no large image said, the pipeline's resident weights weigh
         # as much: rule diffusion_pipeline_on_a_small_card)
-        small_card = bool(data.numbers.capacity and data.numbers.capacity <= 8.6 * 10**9) and not signals.long_input
+        small_card = _on_a_small_card(data) and not signals.long_input
         yield Vote("attention_quadratic", 0.45 if small_card else 0.55, "Diffusion U-Nets and upscalers run self-attention over "
                    "every pixel of the latent: the attention matrix grows with resolution to the fourth power.")
         return
