@@ -7076,3 +7076,80 @@ def test_the_user_ignoring_an_option_is_not_the_program_dropping_it():
 def test_weights_a_dropped_offload_was_to_handle_are_not_the_first_cause():
     note = "Loading a 30B 4-bit model on my 12GB card: server.py seems to ignore --gpu-memory 6, it fills the VRAM until it OOMs."
     assert ids("", note)[0] == "framework_bug"
+
+
+# --- models trained in turn, a larger input swapped in, a save announced, prose reports ---------------
+
+@pytest.mark.parametrize("note", ["I train a series of small Keras dense networks one after another in a for loop.",
+                                  "We fit 40 different conv nets in a loop, one per hyper-parameter set.",
+                                  "Training several small models one after the other in the same script; the first ones train fine."])
+def test_models_trained_in_turn_in_one_process_keep_what_each_held(note):
+    assert _signals(note).models_in_a_loop
+    assert ids("ResourceExhaustedError: OOM when allocating tensor with shape[512,512]", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["Each model is built fresh and trained for ten epochs.",
+                                  "The network is constructed from the config, then trained; it fails at epoch 3."])
+def test_how_a_model_is_built_is_not_a_failure_while_building(note):
+    assert not _signals(note).construction
+
+
+@pytest.mark.parametrize("note", ["It fails while the model is built, before any batch.",
+                                  "OOM as the backbone is still being initialized."])
+def test_a_failure_while_the_model_is_built_is_still_read(note):
+    assert _signals(note).construction
+
+
+@pytest.mark.parametrize("note", ["It fails after switching to the new, larger template mesh.",
+                                  "Since moving to the higher-resolution scans the training step runs out of memory.",
+                                  "after switching to the new bigger point clouds it dies in the loss"])
+def test_a_larger_input_swapped_in_is_the_input_not_a_new_version(note):
+    signals = _signals(note)
+    assert signals.input_raised and not signals.upgrade_regression
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["It runs out of memory after switching to the new version.",
+                                  "Since moving to the latest torch release the same job fails."])
+def test_a_new_release_switched_to_is_still_a_version_change(note):
+    assert _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["Fine-tuning with FSDP on 8 GPUs (torchrun, micro batch 1, pure bf16, nightly PyTorch).",
+                                  "Setup: a nightly build of torch and four A100s."])
+def test_a_nightly_named_among_the_settings_is_no_version_change(note):
+    assert not _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("log", [
+    "epoch 1 done\n[INFO] Saving model checkpoint to out/ckpt-1000\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    main()\n",
+    "eval loss 1.93\nwe are about to save the PEFT modules",
+    "step 400 | loss 2.1\nwriting the final weights\nRuntimeError: CUDA out of memory.",
+])
+def test_a_save_the_program_announced_last_is_what_was_running(log):
+    note = "LoRA training with FSDP on 8 GPUs; the first epoch went well, then it ran out of memory."
+    assert _signals(note, text=log).saving
+    assert ids(log, note)[0] == "distributed_replication"
+
+
+def test_a_save_printed_long_before_the_failure_is_not_the_failing_step():
+    log = "[INFO] Saving model checkpoint to out/ckpt-500\nstep 501\nstep 502\nstep 503\nRuntimeError: CUDA out of memory."
+    assert not _signals("training with FSDP on 8 GPUs", text=log).saving
+
+
+@pytest.mark.parametrize("text", ["After 4 steps, the OOM occurs.", "It runs out of memory at the second epoch.",
+                                  "There is not enough memory on the card once training starts."])
+def test_a_report_in_prose_that_memory_ran_out_is_ranked_as_suspected(text):
+    report = analyze_inputs([], text=text, note="Fine-tuning a 7B model with LoRA on one 24 GB GPU.")
+    assert report.causes and not report.detected
+
+
+def test_prose_without_memory_words_is_not_an_oom():
+    report = analyze_inputs([], text="The training stopped after four steps.", note=None)
+    assert not report.causes
+
+
+@pytest.mark.parametrize("note", ["I would like an option to make it run on the CPU instead.",
+                                  "Could it fall back to running on the CPU instead?"])
+def test_asking_to_run_on_the_cpu_instead_is_not_a_cpu_run(note):
+    assert not _signals(note).cpu_mode

@@ -82,6 +82,10 @@ _NOTE_SAYS_IT_DIED = re.compile(
     rf"\bkill(?:s|ed)\b|\berror\b|\bexception\b|{MEMORY_EXCEEDED}|"
     # asking for a way to fit a card of a stated size says it does not fit as it is
     rf"{HOW_TO_FIT_A_CARD}", re.IGNORECASE)
+_TEXT_SAYS_MEMORY_RAN_OUT = re.compile(
+    r"\bOOM(?:s|ed|'d)?\b|out[- ]of[- ](?:gpu[- ]|cuda[- ]|video[- ]|device[- ])?memory\b|"
+    r"\b(?:ran|runs?|running) out of (?:gpu |cuda |video |device )?(?:memory|vram)\b|"
+    r"\b(?:not|isn't|is not) enough (?:gpu |cuda |video |device )?(?:memory|vram)\b", re.IGNORECASE)
 _MEMORY_EXCEPTION = re.compile(r"memory|alloc|exhausted|\bOOM\b", re.IGNORECASE)
 
 
@@ -95,7 +99,12 @@ def suspect_an_oom(context: TriageContext) -> bool:
     if stack and stack.exception_line and not _MEMORY_EXCEPTION.search(stack.exception_line):
         return False
     cut_traceback = bool(stack and stack.frames and not stack.exception_line)
-    return cut_traceback or bool(_NOTE_SAYS_IT_DIED.search(english_reading(context.note or "")))
+    if cut_traceback or _NOTE_SAYS_IT_DIED.search(english_reading(context.note or "")):
+        return True
+    # A report pasted as prose rather than a log ("After 4 steps, the OOM occurs."): the text says in
+    # words that memory ran out. Only memory words count here; a log's "error" or "failed" may be anything.
+    text = context.excerpt.text if context.excerpt else ""
+    return bool(text) and bool(_TEXT_SAYS_MEMORY_RAN_OUT.search(text[-20000:]))
 
 
 def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str], list[str]]]:

@@ -249,7 +249,7 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
                    rf"(?:use|using|back to|revert\w* to|roll\w* back to|stay(?:ing)? on|stick\w* (?:to|with)|pin\w* (?:to )?) (?:the |an |a )?(?:old|older|previous|earlier) "
                    rf"(?:[\w.-]+ )?(?:{_LIBRARY_NAMES}|version|release|build|commit)|no longer (?:fits?|works?|runs?|trains?|starts?|loads?)\b|"
-                   rf"(?:can't|cannot|can not|could not|couldn't|won't) (?:[^.;]{{0,60}})\banymore\b|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:new|newer|latest|{_A_VERSION})|"
+                   rf"(?:can't|cannot|can not|could not|couldn't|won't) (?:[^.;]{{0,60}})\banymore\b|after (?:the |a |an )?(?:\w+ ){{0,3}}(?:update|upgrade)\b|(?:after|since|when) (?:moving|switching|going) to (?:the )?(?:(?:new|newer|latest)(?=\s?(?:[.;)]|$)|\s(?:[\w.-]+ )?(?:{_LIBRARY_NAMES}|versions?|releases?|builds?|nightly|commits?|drivers?|api|branch|master|main)\b)|{_A_VERSION})|"
                    rf"upgrad\w* (?:to|past|from)|(?:updat|bump)(?:ed|ing) (?:\w+ ){{0,2}}(?:to|past|from) [^.;]{{0,25}}(?:\d+\.\d+|version|release|latest|newest)|"
                    rf"downgrad\w*|(?:worked|works|ran|runs|was fine|fine) (?:\w+ ){{0,3}}(?:on|under|with|in|before) (?:\w+ )?{_A_VERSION}|"
                    rf"(?:disappears?|disappeared|goes away|went away|(?:does|did)(?: not|n't) (?:happen|occur|leak)|is gone) (?:\w+ ){{0,2}}(?:on|under|with|in|when using) (?:\w+ )?{_A_VERSION}|"
@@ -356,18 +356,20 @@ _ONLY_MULTI_GPU = (r"single-?gpu (?:\w+ )?(?:(?:run|training|resume|restart|job)
                    # the multi-GPU run told as the one that fails: "with 4 GPUs I run into CUDA out of memory"
                    r"\b(?:with|on|using|across) (?:\d+|two|three|four|eight|multiple|several|more) gpus\b[^.;]{0,60}?\b(?:i |it |we |training |the job )?"
                    r"(?:run into|ran into|runs? out|ran out|gets?|got|hits?|throws?|fails?|failed|crash\w*)\b[^.;]{0,20}?\b(?:out of memory|oom)\b")
+# ("an option to run it on the CPU instead" asks for another place to run: the run was on the GPU)
 # ("on the CPU it is fine" compares with the CPU run: the GPU run is the one that failed.)
 # ("CPU mode works for big and small pools": the run that succeeded, not the one that failed.)
 _CPU_MODE = (r"\bcpu mode\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|trains?|goes|went|succeeds?|succeeded)\b)|--?(?:gpu|device)[= ](?:c|cpu|-1)\b|device=.?cpu|\bcpu[- ]only\b|"
              # ("can merging be done on the CPU?" asks for it: the run was not there)
              # ("it works flawlessly on the CPU": a run that succeeded there, not one meant for it)
              r"(?<!works )(?<!worked )(?<!fine )(?<!runs )(?<!ran )(?<!ok )(?<!okay )(?<!flawlessly )(?<!perfectly )(?<!well )(?<!properly )"
-             r"(?<!correctly )(?<!normally )(?<!successfully )(?<!great )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))(?![^.;]{0,12}\?)|"
+             r"(?<!correctly )(?<!normally )(?<!successfully )(?<!great )(?<!result )(?<!results )(?<!outputs )(?<!predictions )(?<!them )on the cpu\b(?! instead\b)(?!,? (?:it |this |that |everything |training )?(?:is|was|works?|worked|runs?|ran|fits?|goes|went|trains?)\b)(?! with (?:torch\.cat|\w+ ?=))(?![^.;]{0,12}\?)|"
              r"meant to (?:use|run on) the cpu")
 _CONSTRUCTION = (r"(?:while|when|during) (?:still )?(?:building|constructing|creating|initiali[sz]ing|instantiating) (?:the )?(?:\w+ ){0,3}"
                  r"(?:model|network|net|layers?|backbone|modules?)|before (?:loading |reading |processing |seeing )?any (?:batch|data|step|input|sample)|"
                  # passive: "while the VGG base is still being built", "while the model is built"
-                 r"(?:model|network|net|backbone|base|layers?|modules?)\b[^.;]{0,20}?\b(?:is|was|are|were|gets|got) (?:still )?(?:being )?(?:built|constructed|created|initiali[sz]ed|instantiated)\b|"
+                 # ("each model is built fresh" says how, not when it failed: the clause must be the failure's time)
+                 r"\b(?:while|when|as|before|until) (?:the |my |its |our |a )?(?:[\w-]+ ){0,2}(?:model|network|net|backbone|base|layers?|modules?)\b[^.;]{0,20}?\b(?:is|was|are|were|gets|got) (?:still )?(?:being )?(?:built|constructed|created|initiali[sz]ed|instantiated)\b|"
                  r"(?:during|in) (?:the )?(?:model|network) (?:construction|creation|building|initiali[sz]ation|instantiation)")
 # The allocator's own settings against fragmentation, and whether the note says they helped.
 _ALLOCATOR_SETTING = (rf"expandable[_ ]segments|max_split_size_mb|garbage_collection_threshold|{ALLOC_CONF_VARIABLE}|"
@@ -649,7 +651,13 @@ _BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!fro
 _INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |our )?(?:\w+ )?(?:size|resolution|dimensions?|side|length) of (?:the |my |our |each |every )?"
                  r"(?:images?|pictures?|photos?|inputs?|frames?|crops?|patch(?:es)?|renders?|outputs?|sequences?|videos?)\b|"
                  r"\b(?:increas|rais|doubl|bump|enlarg)\w* (?:the |my |our )?(?:image|input|crop|patch|render|output|training|default) ?(?:size|resolution|length|side)s?\b|"
-                 r"\b(?:larger|bigger|higher) (?:image|input|crop|patch|output|render) ?(?:sizes?|resolutions?)\b")
+                 r"\b(?:larger|bigger|higher) (?:image|input|crop|patch|output|render) ?(?:sizes?|resolutions?)\b|"
+                 # a larger input object swapped in: "after switching to the new, larger template mesh",
+                 # "moving to higher-resolution scans" (a larger data set is more items, not a larger item)
+                 r"\b(?:switch\w*|mov(?:e|es|ed|ing)|chang\w*|go(?:es|ing)?|went) (?:over )?to (?:the |a |an |our )?(?:new,? )?"
+                 r"(?:larger|bigger|denser|finer|longer|higher[- ]resolution|high[- ]res(?:olution)?)\b,? (?:[\w-]+,? ){0,3}?"
+                 r"(?:mesh(?:es)?|templates?|images?|pictures?|photos?|grids?|volumes?|scans?|point ?clouds?|inputs?|crops?|patch(?:es)?|"
+                 r"frames?|videos?|sequences?|clips?|graphs?|molecules?|resolutions?)\b")
 # The note asks whether smaller inputs would do ("should I use smaller resized pictures?"): the user's
 # inputs are large enough that they suspect them.
 _ASKS_SMALLER_INPUT = (r"\b(?:should|could|can|do|would|must) (?:i|we) (?:use|try|feed|pass|give it|resize (?:to|into)?) (?:a |the |some )?"
@@ -781,6 +789,10 @@ _SAVING = (r"\bsav(?:e|es|ed|ing)\b (?:the |a |my )?(?:\w+ )?(?:model|checkpoint
            # a trainer's checkpoint callback ("model checkpointing", not gradient checkpointing)
            r"\b(?:model|weights?) checkpointing\b|\bModelCheckpoint\b|\b(?:disabl|turn\w* off|remov)\w* (?:the )?(?:model )?checkpointing\b|"
            r"\bcollat\w* (?:all )?(?:of )?(?:the )?(?:parameters|weights|state)\b[^.;]{0,20}?\bon(?:to)? (?:the )?(?:rank ?0|first|one)\b")
+# A program's own log line that it is saving, the last thing it printed before the failure.
+_SAVE_ANNOUNCED = (r"\b(?:about to|going to|now|start(?:s|ing)? to|begin(?:s|ning)? to|will now) (?:sav(?:e|ing)|writ(?:e|ing)|export(?:ing)?)\b|"
+                   r"(?m:^)\W{0,4}(?:\[[^\]]{0,40}\]\s*|\S+:\s*){0,3}(?:saving|writing|exporting) (?:the |a |model |final )?(?:\w+ ){0,2}"
+                   r"(?:model|checkpoint|weights|state(?: dict)?|modules?|adapters?)\b")
 _FSDP_STATE_DICT_GATHER = r"Failed to clone\(\) tensor with name [\w.]+|fsdp/_state_dict_utils\.py|_full_pre_state_dict_hook|_common_unshard_pre_state_dict_hook"
 _NO_GRAD_ALREADY = (r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:torch\.)?(?:no_grad|inference_mode)|frozen inference|"
                     # "sampling under torch.no_grad() still runs out": the remedy tried, and the failure after it
@@ -1149,6 +1161,19 @@ _MODEL_CREATED = (r"\bload_model\b|\b\w*(?:model|net)\w*\.compile\(|\bload(?:s|e
                   r"[^.;]{0,40}(?:\b(?:models?|networks?|nets?|cnns?|classifiers?|estimators?)|[a-z](?:Model|Net|Classifier|Regressor)s?)\b|\b(?:models?|networks?|cnns?|classifiers?)\b[^.;]{0,30}\b(?:discarded|created|built|initiali[sz]ed)\b")
 
 
+def _lines_before_failure(excerpt: str, count: int = 3) -> str:
+    """The last lines a program printed before it failed: those before its traceback (or before the
+    OOM message), else the excerpt's last lines. A save announced there is what was running."""
+    lines = excerpt[-20000:].splitlines()
+    end = len(lines)
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("Traceback (most recent call last)") or _search(r"out of memory|\bOOM\b|OutOfMemory", line):
+            end = index
+            break
+    kept = [line for line in lines[:end] if line.strip()][-count:]
+    return "\n".join(kept)
+
+
 def _models_built_in_a_loop(note: str) -> str | None:
     """The sentence that says models are built over and over in one process."""
     for sentence in _SENTENCE_END.split(note):
@@ -1160,7 +1185,7 @@ def _models_built_in_a_loop(note: str) -> str | None:
             created = None
         # "training several Keras models one after another": each one trained is one built
         if not created:
-            created = _search(r"\b(?:train\w*|fit\w*|run\w*) (?:\w+ ){0,2}(?:several|many|multiple|a number of|a series of|\d+) (?:[\w-]+ ){0,2}(?:models|networks|nets|classifiers)\b", sentence)
+            created = _search(r"\b(?:train\w*|fit\w*|run\w*) (?:\w+ ){0,2}(?:several|many|multiple|a number of|a series of|\d+) (?:[\w-]+ ){0,3}(?:models|networks|nets|classifiers)\b", sentence)
         if looped and (created or (searches and _search(r"\b(?:models?|networks?|cnns?|classifiers?|estimators?|keras\w*)\b", sentence))):
             return looped.group(0)
     return None
@@ -2807,6 +2832,10 @@ def _without_wishes(note: str) -> str:
     return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
 
 
+# What sets a nightly build beside another build or beside the failure: "since the nightly", "on a
+# nightly build; commit 3f9a2c1 works fine", "the nightly from last week leaks".
+_NIGHTLY_COMPARED = (r"(?<![\w-])(?:since|after|before|from|leaks?|leaking|fails?|failed|breaks?|broke|regress\w*|runs? out|ran out|ooms?|crash\w*|"
+                     r"grow\w*|increas\w*|commits?|revisions?|works?|worked|fine|better|worse|lower|higher|more|less|stable|release|upgrad\w*|updat\w*|downgrad\w*|switch\w*)(?![\w-])|\d+\.\d+")  # ("fine-tuning" is no "fine")
 # The note says every version it tried fails alike ("with both versions", "on all releases I tried")
 _EVERY_VERSION_FAILS = (r"\b(?:with|in|on|for|under|using) (?:both|all|either|every|each) (?:of (?:the|these|those) )?(?:\w+ )?"
                         r"(?:versions?|releases?|builds?|commits?|revisions?)\b|"
@@ -2924,6 +2953,8 @@ def read_signals(context: TriageContext) -> Signals:
         # FSDP's own warning when gathering a full state dict runs out ("Failed to clone() tensor ...
         # state_dict() call"): the failure is the save, whatever the note says.
         _mark(signals, "saving", _search(_FSDP_STATE_DICT_GATHER, log_tail))
+    if not signals.saving:
+        _mark(signals, "saving", _search(_SAVE_ANNOUNCED, _lines_before_failure(excerpt)))
     _mark(signals, "gpu_imbalance_warning", _search(_GPU_IMBALANCE_WARNING, log_tail))
     if not signals.long_input:
         _mark(signals, "long_input", _search(_OVERLONG_INPUT_WARNING, f"{everything}\n{excerpt[-20000:]}"))
@@ -3076,6 +3107,12 @@ def read_signals(context: TriageContext) -> Signals:
         # "a single image of shape (1, 3, 256, 256), dtype torch.float32": the input's dtype, not the model's
         signals.full_precision_said = False
         signals.evidence.pop("full_precision_said", None)
+    if signals.upgrade_regression and re.fullmatch(r"nightly", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
+            and not any(_search(r"\bnightly\b", sentence) and _search(_NIGHTLY_COMPARED, sentence) for sentence in _SENTENCE_END.split(note)):
+        # "(torchrun ..., nightly PyTorch)": the build the run uses, named among its settings; a nightly is
+        # a change only where the note sets it beside another build or beside the failure it brought
+        signals.upgrade_regression = False
+        signals.evidence.pop("upgrade_regression", None)
     if signals.upgrade_regression and _search(_EVERY_VERSION_FAILS, note):
         # "with both versions the memory keeps increasing": the versions compared fail alike, so no
         # version change is what broke it
