@@ -7153,3 +7153,27 @@ def test_prose_without_memory_words_is_not_an_oom():
                                   "Could it fall back to running on the CPU instead?"])
 def test_asking_to_run_on_the_cpu_instead_is_not_a_cpu_run(note):
     assert not _signals(note).cpu_mode
+
+
+@pytest.mark.parametrize("note, batch", [("Cascade R-CNN with samples_per_gpu = 4 and num_workers = 2", 4),
+                                         ("imgs_per_gpu=2 on one card", 2), ("cfg.SOLVER.IMS_PER_BATCH = 8", 8)])
+def test_detection_frameworks_batch_knobs_are_the_batch(note, batch):
+    assert _signals(note).batch_size == batch
+
+
+@pytest.mark.parametrize("note", ["The first time it ran out of memory at the second epoch, the second time at the fifth.",
+                                  "On one try it failed in the 3rd epoch; the next time in the 7th."])
+def test_separate_tries_failing_at_different_epochs_are_not_repeated_work(note):
+    assert not _signals(note).repeated_calls
+
+
+@pytest.mark.parametrize("note", ["DreamBooth extension (latest dev commit, torch 1.13.1) at 1024 pixels on an A100.",
+                                  "Using the newest release of the app on Windows, 12 GB card."])
+def test_the_newest_build_named_among_the_settings_is_no_version_change(note):
+    assert not _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["On the latest commit it runs out; the previous one worked.",
+                                  "The newest release leaks memory every step."])
+def test_the_newest_build_set_beside_another_is_still_a_version_change(note):
+    assert _signals(note).upgrade_regression

@@ -206,7 +206,9 @@ _BATCH_NO_HELP = (rf"{_SMALLER}(?:(?!\bbut\b).){{0,40}}batch.{{0,60}}(?:{_DID_NO
 _INPUT_NO_HELP = rf"{_SMALLER}.{{0,30}}(?:pictures?|images?|inputs?|resolution|crops?|sequences?|files?).{{0,40}}(?:{_DID_NOT_HELP})|whatever the dataset size"
 # ("the first time it fails at epoch 2, the second time at the fifth epoch": attempts of one run, each
 # failing at its own point, not repeated work in one process)
-_REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time(?!,? (?:it |oom |out of memory )?(?:(?:is |was )?(?:reported |raised |thrown |happened |occurred |came |fails? |failed |crashed |died )?)?(?:at|in|on|after) (?:the )?(?:\w+ )?(?:epoch|step|iteration|iter)\b)|model|task|evaluation)\b|"
+_REPEATED = (r"repeatedly|in a (?:python )?loop|(?:second|next|another|later) (?:\w+ )?(?:fit|call|run|time(?!,? (?:it |oom |out of memory )?(?:(?:is |was )?(?:reported |raised |thrown |happened |occurred |came |fails? |failed |crashed |died )?)?(?:at|in|on|after) (?:the )?(?:\w+ )?(?:epoch|step|iteration|iter)\b)(?!,? (?:it |oom |out of memory )?(?:(?:is |was )?(?:reported |raised |thrown |happened |occurred |came |fails? |failed |crashed |died )?)?(?:at|in|on|after) (?:the )?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\b)|model|task|evaluation)\b|"
+             # ("the first time it failed at the second epoch, the second time at the fifth": separate tries, each
+             # failing at an epoch of its own)
              r"(?:after|once) the first (?:\w+ )?(?:evaluation|eval|epoch|fit|call|run|task|image|frame|video|sample|request|prompt|file|item)\b|one after another|\bin (?:sequence|succession|turn)\b|"
              r"(?:after|following) (?:an |the |each |every )?(?:evaluation|eval|validation)\b|"
              r"many (?:runs|fits|models|experiments|calls)|series of|several times|across (?:many|multiple) (?:calls|runs)|"
@@ -1908,7 +1910,9 @@ def _stated_bytes(subject: str, note: str) -> int | None:
     return parse_size(match.group(1)) if match else None
 
 
-_BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|"
+_BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|"
+                 # detection frameworks' batch knobs: mmdetection's samples_per_gpu / imgs_per_gpu, detectron2's IMS_PER_BATCH
+                 r"\b(?:samples|imgs|images)_per_gpu\s*[=:]\s*(\d+)\b|\bIMS_PER_BATCH\s*[=:]?\s*(\d+)\b|\b(\d+) (?:sequences|samples|images|examples|items|prompts|sentences) per (?:device|gpu|core|step|replica)\b|\bbs\s*[=:]\s*(\d+)\b|"
                  # (not a data writer's or reader's rows per write: HF datasets' writer_batch_size)
                  r"(?<!writer_)(?<!write_)(?<!reader_)(?<!read_)(?<!io_)(?:per[-_ ]device[-_ ](?:train[-_ ])?|micro[-_ ]?|train(?:ing)?[-_ ])?batch(?:[ _-]?size)?\s*(?:of|=|:|is|to|set to|lowered to|like|such as)?\s*\(?(\d+)\b")
 
@@ -2832,10 +2836,12 @@ def _without_wishes(note: str) -> str:
     return "".join(piece for index, piece in enumerate(pieces) if index % 2 or not _WISH.search(piece))
 
 
-# What sets a nightly build beside another build or beside the failure: "since the nightly", "on a
-# nightly build; commit 3f9a2c1 works fine", "the nightly from last week leaks".
-_NIGHTLY_COMPARED = (r"(?<![\w-])(?:since|after|before|from|leaks?|leaking|fails?|failed|breaks?|broke|regress\w*|runs? out|ran out|ooms?|crash\w*|"
-                     r"grow\w*|increas\w*|commits?|revisions?|works?|worked|fine|better|worse|lower|higher|more|less|stable|release|upgrad\w*|updat\w*|downgrad\w*|switch\w*)(?![\w-])|\d+\.\d+")  # ("fine-tuning" is no "fine")
+# What sets a build named only as the newest ("nightly", "the latest dev commit") beside another build or
+# beside a change it brought: "since the nightly", "commit 3f9a2c1 works fine", "the nightly leaks",
+# "the latest driver caused it", "2.4.0 peaks at half the card".
+_NEWEST_BUILD_COMPARED = (r"(?<![\w-])(?:since|caused|caus(?:es|ing)|regress\w*|leak\w*|works?|worked|was fine|is fine|runs? fine|better|worse|"
+                          r"previous|older|earlier|used to|downgrad\w*|upgrad\w*|updat\w*|stable|than|peaks?|grow\w*|increas\w*|"
+                          r"commits? [0-9a-f]{7,}|revisions?)(?![\w-])")
 # The note says every version it tried fails alike ("with both versions", "on all releases I tried")
 _EVERY_VERSION_FAILS = (r"\b(?:with|in|on|for|under|using) (?:both|all|either|every|each) (?:of (?:the|these|those) )?(?:\w+ )?"
                         r"(?:versions?|releases?|builds?|commits?|revisions?)\b|"
@@ -3107,10 +3113,12 @@ def read_signals(context: TriageContext) -> Signals:
         # "a single image of shape (1, 3, 256, 256), dtype torch.float32": the input's dtype, not the model's
         signals.full_precision_said = False
         signals.evidence.pop("full_precision_said", None)
-    if signals.upgrade_regression and re.fullmatch(r"nightly", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
-            and not any(_search(r"\bnightly\b", sentence) and _search(_NIGHTLY_COMPARED, sentence) for sentence in _SENTENCE_END.split(note)):
-        # "(torchrun ..., nightly PyTorch)": the build the run uses, named among its settings; a nightly is
-        # a change only where the note sets it beside another build or beside the failure it brought
+    if signals.upgrade_regression and re.fullmatch(r"nightly|(?:latest|newest) [\w ]{0,30}", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
+            and not _search(_NEWEST_BUILD_COMPARED, note) \
+            and len({version.group(0) for version in _compiled(_A_VERSION_NOT_SIZE).finditer(note)}) < 2:
+        # "(torchrun ..., nightly PyTorch)", "(latest dev commit, torch 1.13.1)": the build the run uses, named
+        # among its settings; the newest build is a change only where the note sets it beside another build
+        # or beside what it changed
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
     if signals.upgrade_regression and _search(_EVERY_VERSION_FAILS, note):
