@@ -20,12 +20,15 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
     (r"MX ?[1-5][1-7]0(?:s\b|\b)", 2),
     (r"980 Ti", 6), (r"\b9[78]0\b", 4), (r"750 Ti|\b960\b", 2), (r"TITAN V", 12), (r"TITAN X", 12),
     (r"MI300X", 192), (r"MI250", 128), (r"MI210", 64), (r"MI100", 32), (r"7900 XTX", 24),
+    # Radeon RX: the most common configuration of each (RX 480/580 also ship with 4 GB)
+    (r"RX 7900 XT\b", 20), (r"RX 7900 GRE|RX 7800|RX 6[89]\d0", 16), (r"RX 7700|RX 6700", 12),
+    (r"RX 7600|RX 66\d0|RX 5700|RX 5600|RX [45]80\b", 8),
 ]
 GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
     r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
     r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: ?Ti| SUPER)?|"
-    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{4} XTX?|MX ?[1-5][1-7]0)(?:s\b|\b)"
+    r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{3,4}(?: XTX?| GRE)?|MX ?[1-5][1-7]0)(?:s\b|\b)"
 )
 
 

@@ -355,7 +355,9 @@ def test_algorithm_search_is_a_workspace_failure():
 
 
 def test_library_handle_failure():
-    assert ids("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")[0] == "cudnn_or_workspace"
+    # cuDNN's handle and its algorithms' workspaces are the library's own memory (a PyTorch cuBLAS
+    # handle is not: see test_a_cublas_handle_pytorch_could_not_create_means_the_program_filled_the_card)
+    assert ids("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")[0] == "cudnn_or_workspace"
 
 
 def test_nccl_buffers():
@@ -7177,3 +7179,66 @@ def test_the_newest_build_named_among_the_settings_is_no_version_change(note):
                                   "The newest release leaks memory every step."])
 def test_the_newest_build_set_beside_another_is_still_a_version_change(note):
     assert _signals(note).upgrade_regression
+
+
+# --- a cuBLAS handle PyTorch could not create, a reservation the size of the card, Radeon names,
+# --- a UI's walkthrough --------------------------------------------------------------------------
+
+_TORCH_CUBLAS = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"
+
+
+@pytest.mark.parametrize("note", [None, "Training a ResNet on my own images.", "It crashes when I train the model on a 6 GB laptop GPU.",
+                                  "The backward pass dies with this error."])
+def test_a_cublas_handle_pytorch_could_not_create_means_the_program_filled_the_card(note):
+    causes = ids(_TORCH_CUBLAS, note)
+    assert causes[0] == "batch_too_large" and "cudnn_or_workspace" in causes[:3]
+
+
+def test_tensorflow_failing_to_create_a_cublas_handle_is_still_the_library_workspace():
+    text = "2020-01-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_blas.cc:238] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED"
+    assert ids(text, "Running a Keras model on my GPU.")[0] == "cudnn_or_workspace"
+
+
+_TF_REFUSED = "E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate {} from device: hipError_t(1002)"
+
+
+@pytest.mark.parametrize("note", ["Running the example on an AMD RX 580 with 8GB.", "My card has 8 GB.",
+                                  "I only have 8GB of VRAM on this machine.", "A GTX 1070 (8GB) runs the test script."])
+def test_a_start_up_reservation_of_the_whole_card_named_in_the_note_is_the_frameworks_sizing(note):
+    causes = ranked(_TF_REFUSED.format("8.00G (8589934592 bytes)"), note)
+    assert causes[0].id == "framework_bug"
+    assert "input_size_too_large" not in [cause.id for cause in causes[:1]]
+
+
+def test_a_start_up_reservation_below_the_card_is_refused_for_what_others_hold():
+    assert ids(_TF_REFUSED.format("6.50G (6979321856 bytes)"), "Running the example on an AMD RX 580 with 8GB.")[0] == "other_process_or_device"
+
+
+@pytest.mark.parametrize(("note", "capacity"), [("an AMD RX 580", 8e9), ("a Radeon RX 6800 XT", 16e9), ("two RX 7900 XT cards", 20e9),
+                                                ("an RX 6700 XT", 12e9)])
+def test_radeon_cards_are_known_by_name(note, capacity):
+    assert _signals(f"Training on {note}.").note_gpu_capacity == capacity
+
+
+@pytest.mark.parametrize("note", ["The model never shows up in the inference dropdown after training.",
+                                  "Training finishes but the Inference tab stays empty.",
+                                  "I trained it and pressed the inference button; this is what training printed."])
+def test_an_inference_page_of_a_ui_is_not_the_failing_phase(note):
+    assert _signals(note).phase != "evaluation"
+
+
+@pytest.mark.parametrize("note", ["It runs out of memory during inference.", "Inference on one image fails."])
+def test_inference_itself_is_still_the_evaluation_phase(note):
+    assert _signals(note).phase == "evaluation"
+
+
+@pytest.mark.parametrize("note", ["Steps 1 and 2 work; in step 3, click One-click training, and it fails.",
+                                  "In the web UI, step 2: press the Process button, then it dies in step 3.",
+                                  "The Train tab: in step 3 it crashes."])
+def test_a_uis_numbered_stages_are_not_training_steps(note):
+    assert not _signals(note).growth
+
+
+@pytest.mark.parametrize("note", ["It runs out in step 3 of the training loop.", "In the web UI it fails at step 3000 of training."])
+def test_training_steps_still_count_beside_a_ui(note):
+    assert _signals(note).growth

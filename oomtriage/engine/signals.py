@@ -67,10 +67,10 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     # ("train.py --eval" evaluates between epochs: a flag of the training command, not the failing phase)
     ("evaluation", r"(?<!-)\bvalidat(?:e|es|ed|ion|ing)\b|(?<!-)\bevaluat(?:e|es|ed|ion|ing)\b|(?<!-)\beval\b|\btest[- ]time\b|\b(?:at|during|while|when) test(?:ing)?\b|\btest(?:ing)? (?:loop|pass|set|phase|step|script|images?)\b|"
                    r"\btest\.py\b|\btest script\b|\btest(?:ing)? (?:with |on |using )?(?:the |a |my |our |this )?(?:\w+ )?(?:model|network|checkpoint|weights)s?\b|"
-                   r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b|(?<!property )(?<!link )\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
+                   r"\b(?:after |while |when )?testing (?:about |around |~ ?)?\d[\d,]* (?:images|samples|examples|files|videos|sentences)\b|\binference\b(?! (?:dropdown|drop-down|tab|menu|page|panel|list|button|section|box|field|ui|window)s?\b)|(?<!property )(?<!link )\bpredict(?:ion|ions|ing|s)?\b(?! (?:model|task|head|network|problem|objective|loss)s?\b)|\bpredict\.py\b|"
                    r"\bval(?:idation)? (?:step|pass|loop)\b|evaluate\(\)|\bdemo\b|"
                    # a test or validation function called by name: "when test() runs", "in run_test()"
-                   r"\b(?:\w+_)?(?:test|valid|validate|validation|val|eval)(?:_\w+)?\(\)|\binferenc(?:e|ing)\b|"
+                   r"\b(?:\w+_)?(?:test|valid|validate|validation|val|eval)(?:_\w+)?\(\)|\binferencing\b|"
                    # Scoring text or images with a trained model: a loss or likelihood computed, no step taken.
                    # a trained model run over many inputs: "running the model over the frames of a video"
                    r"\brun(?:s|ning)? (?:a |the |my |our )?(?:\w+ )?(?:model|network|detector|predictor) (?:over|on) (?:all |each |every |the )?(?:frames?|images?|videos?|photos?|a (?:video|folder|directory|dataset))\b|"
@@ -2079,8 +2079,10 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
                    r"\b(?:GPUs?|cards?) \(\d{1,2}\s?[x×*]\s?(\d{1,3})\s?G(?:i?B)?\)", note) or _search(rf"(\d{{1,3}})\s?GB\)?\s*(?:{not_a_place}\w+ )?GPU", note) \
         or _search(rf"(?<![\d.])\b(\d{{1,3}})\s?G (?:(?:{not_a_place}\w+ )?(?:gpus?|cards?|vram|graphics)\b)", note)  # "a single 24G card"
     if not gpu:
-        # "a Tesla V100 with 32G memory": the size said beside a card's name (V100s ship in 16 and 32 GB)
-        sized = _search(r"\b(?:(?:Tesla|Quadro|GeForce|RTX|GTX) )?[A-Z]{1,3} ?\d{2,4}\w* with (\d{1,3})\s?G(?:i?B)? (?:of )?(?:GPU |video |device )?(?:memory|VRAM)\b", note)
+        # "a Tesla V100 with 32G memory", "an RX 580 with 8GB": the size said beside a card's name (V100s
+        # ship in 16 and 32 GB; "with 8GB of RAM" is the host's)
+        sized = _search(r"\b(?:(?:Tesla|Quadro|GeForce|RTX|GTX) )?[A-Z]{1,3} ?\d{2,4}\w* with (\d{1,3})\s?G(?:i?B)?(?: (?:of )?(?:GPU |video |device )?(?:memory|VRAM)\b|"
+                        r"(?<=B)(?! (?:of )?(?:system |host |cpu )?(?:ram|memory)\b)(?=[\s.,;)]|$))", note)
         gpu = sized if sized and find_gpu_name(sized.group(0), bare=True) else None
     if gpu and gpu.group(0).lower().endswith(" of memory") and \
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
@@ -2868,6 +2870,18 @@ def _without_questions(note: str) -> str:
                    for index, piece in enumerate(pieces))
 
 
+# A web UI's walkthrough ("in step 3, one-click training"; "step 2: click Process") numbers the
+# stages of its procedure: a low-numbered "step" there is a stage, not the third training iteration.
+_UI_WALKTHROUGH = r"\bclick(?:s|ed|ing)?\b|\b(?:tab|button|dropdown|drop-down|menu)s?\b|\bweb ?ui\b|\bgui\b"
+
+
+def _without_walkthrough_steps(note: str) -> str:
+    if not _search(_UI_WALKTHROUGH, note):
+        return note
+    return re.sub(r"\bsteps? (?:[1-9]|one|two|three|four|five|six)\b(?![\d,.])|\bsteps? (?:[1-9])(?=[,.:;)]|$)", "stage", note,
+                  flags=re.IGNORECASE)
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], english_reading(context.note or ""))
     frames = frame_text(context)
@@ -2885,7 +2899,7 @@ def read_signals(context: TriageContext) -> Signals:
     if context.runtime:
         read_runtime(context, signals)
     flags = {
-        "growth": (_GROWTH, note), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
+        "growth": (_GROWTH, _without_walkthrough_steps(note)), "frees_every_step": (_FREES_EVERY_STEP, note), "immediate": (_IMMEDIATE, note), "batch_no_help": (_BATCH_NO_HELP, note),
         "input_no_help": (_INPUT_NO_HELP, note), "repeated_calls": (_REPEATED, note), "upgrade_regression": (f"{_VERSION_CHANGE}|{_WORKED_BEFORE_NOW}", note),
         "other_process_hint": (_OTHER_PROCESS, note), "orphaned_memory": (_ORPHANED_MEMORY, note), "cpu_mode": (_CPU_MODE, note), "construction": (_CONSTRUCTION, note),
         "no_grad_already": (_NO_GRAD_ALREADY, _without_questions(_without_wishes(note))), "free_at_failure": (_FREE_AT_FAILURE, note),

@@ -149,8 +149,19 @@ def library_handles(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if error is None or error.library not in ("cublas", "cudnn", "cufft", "curand", "cusolver", "cusparse"):
         return
-    yield Vote("cudnn_or_workspace", 0.75, f"{error.library} could not allocate its handle or workspace: "
-               "library workspaces live outside the framework's pool and fail when the GPU is already full.")
+    if error.library == "cublas" and re.search(r"when calling `?cublas(?:Lt)?Create", error.raw_message):
+        # PyTorch creates a cuBLAS handle lazily, at the first matrix product on each thread (the
+        # backward runs on its own): a handle and a few MiB of workspace, asked of the driver while
+        # the caching allocator keeps everything the program's tensors took. It fails only once the
+        # program itself has filled the card, so what filled it is the cause.
+        yield Vote("cudnn_or_workspace", 0.45, "cuBLAS could not create its handle: it needs only a few MiB, "
+                   "allocated outside PyTorch's cache, so the card was already full of the program's own memory.")
+        yield Vote("batch_too_large", 0.45, "PyTorch's cache held the whole card when cuBLAS asked for its handle: "
+                   "the batch's activations are what usually fills it; a smaller batch leaves the library room.")
+        yield Vote("input_size_too_large", 0.2, "Large inputs (resolution, length) fill the card the same way.")
+    else:
+        yield Vote("cudnn_or_workspace", 0.75, f"{error.library} could not allocate its handle or workspace: "
+                   "library workspaces live outside the framework's pool and fail when the GPU is already full.")
     yield Vote("other_process_or_device", 0.35, "Library initialisation failing at start-up usually means something "
                "else already holds the GPU (another process, or TensorFlow's pre-allocation).")
 
@@ -434,6 +445,9 @@ def preallocation_refused(data: RuleInput) -> Iterator[Vote]:
     """TensorFlow reserves (nearly) the whole device when it creates it, retrying smaller sizes
     when the driver refuses: a refusal there means the memory was already taken."""
     error, total = data.context.error, data.signals.logged_device_total
+    if not total and data.signals.note_gpu_capacity:
+        # A card the note calls "8GB" has 8 GiB: memory is sold in binary units under decimal names.
+        total = int(data.signals.note_gpu_capacity / 10**9 * 2**30)
     if error and error.format == "tensorflow_driver":
         if total and error.requested_bytes and error.requested_bytes >= 0.999 * total:
             # Asking for all of the device (or more) can never succeed: the driver's own context
@@ -442,6 +456,9 @@ def preallocation_refused(data: RuleInput) -> Iterator[Vote]:
                        f"of {format_size(total)}), which the driver never grants: set allow_growth or a memory fraction, or update "
                        "the build whose reservation is computed from the total instead of the free memory.")
             yield Vote("other_process_or_device", -0.4, "The request is refused for its size, whatever else holds the device.")
+            # The pool's size comes from the device's memory, not from any tensor: no batch or input size changes it.
+            for workload in ("input_size_too_large", "batch_too_large"):
+                yield Vote(workload, -0.35, "The request is TensorFlow's memory pool, not one tensor of the program's.")
             return
         yield Vote("other_process_or_device", 0.65, "TensorFlow's start-up reservation was refused by the driver "
                    f"({error.raw_message[:90]}): another process already holds the device's memory.")
