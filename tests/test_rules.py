@@ -7242,3 +7242,55 @@ def test_a_uis_numbered_stages_are_not_training_steps(note):
 @pytest.mark.parametrize("note", ["It runs out in step 3 of the training loop.", "In the web UI it fails at step 3000 of training."])
 def test_training_steps_still_count_beside_a_ui(note):
     assert _signals(note).growth
+
+
+# --- smaller inputs that failed too, frozen weights under a climbing curve, a resume beside memory
+# --- held outside PyTorch ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", ["Runs with context lengths 8, 4 and 1 all grow until they crash.",
+                                  "With a sequence length of 256 it still runs out of memory.",
+                                  "Images resized to 512 px fail as well."])
+def test_smaller_inputs_that_also_fail_do_not_fit(note):
+    assert not _signals(note).smaller_input_fits
+
+
+@pytest.mark.parametrize("note", ["With a sequence length of 256 it runs fine.", "Cropping the images to 512 px works."])
+def test_a_smaller_input_that_runs_still_fits(note):
+    assert _signals(note).smaller_input_fits
+
+
+_LORA_7B_ON_16GB = "LoRA fine-tuning of a 7B model in fp16 on a 16 GB V100."
+
+
+@pytest.mark.parametrize("growth", ["GPU memory climbs linearly with the steps until it crashes.",
+                                    "Memory usage keeps growing every iteration and it dies after a while."])
+def test_frozen_weights_are_not_what_climbs_step_after_step(growth):
+    causes = ids("", f"{_LORA_7B_ON_16GB} {growth}")
+    assert causes[0] in ("graph_retained", "reference_leak") and causes.index("model_too_large") > 1
+
+
+def test_frozen_weights_that_fill_the_card_without_growth_are_the_model():
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", f"{_LORA_7B_ON_16GB} It fails at the first step.")[0] == "model_too_large"
+
+
+_OLD_FORM = ("RuntimeError: CUDA out of memory. Tried to allocate 40.00 MiB (GPU 0; {total} total capacity; {alloc} already allocated; "
+             "{free} free; {reserved} reserved in total by PyTorch)")
+
+
+@pytest.mark.parametrize("note", ["Resuming training from my last checkpoint on the same machine gives this.",
+                                  "It happens when I restore the saved state to continue training."])
+def test_a_resume_on_one_gpu_with_the_card_held_outside_pytorch_is_another_process(note):
+    text = _OLD_FORM.format(total="7.80 GiB", alloc="4.60 GiB", free="10.00 MiB", reserved="4.70 GiB")
+    causes = ids(text, note)
+    assert causes[0] == "other_process_or_device" and "checkpoint_loading" in causes[:3]
+
+
+def test_a_resume_whose_memory_is_pytorchs_own_is_the_checkpoint():
+    text = _OLD_FORM.format(total="7.80 GiB", alloc="7.10 GiB", free="10.00 MiB", reserved="7.20 GiB")
+    assert ids(text, "Resuming training from my last checkpoint on the same machine gives this.")[0] == "checkpoint_loading"
+
+
+def test_a_resume_over_several_ranks_keeps_the_restored_copies_on_gpu0_in_view():
+    text = _OLD_FORM.format(total="7.80 GiB", alloc="4.60 GiB", free="10.00 MiB", reserved="4.70 GiB")
+    causes = ids(text, "Resuming a DDP run on 4 GPUs from the last checkpoint runs out of memory on GPU 0.")
+    assert causes[0] in ("checkpoint_loading", "distributed_replication")

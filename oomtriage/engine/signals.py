@@ -2882,6 +2882,20 @@ def _without_walkthrough_steps(note: str) -> str:
                   flags=re.IGNORECASE)
 
 
+_ALSO_FAILS = (r"\b(?:all|also|still|too|as well|each|both|every one|all of them|likewise)\b[^.;]{0,20}?"
+               r"\b(?:grows?|grew|growing|fails?|failed|crash\w*|oom\w*|run(?:s)? out|ran out|die[sd]?|climbs?)\b|"
+               r"\b(?:grows?|grew|fails?|failed|crash(?:es|ed)?|run(?:s)? out|ran out)\b[^.;]{0,12}\b(?:all|too|as well|alike|likewise)\b")
+
+
+def _smaller_inputs_also_fail(note: str, said: str) -> bool:
+    """The sentence that names the smaller input goes on to say it failed (or grew) as well."""
+    start = note.find(said) if said else -1
+    if start < 0:
+        return False
+    rest = re.split(r"(?<=[\w)\]])\.\s|;\s|\n", note[start + len(said):], maxsplit=1)[0]
+    return bool(_search(_ALSO_FAILS, rest))
+
+
 def read_signals(context: TriageContext) -> Signals:
     note = re.sub(rf"\d{{{_LONGEST_NUMBER + 1},}}", lambda run: run.group(0)[:_LONGEST_NUMBER], english_reading(context.note or ""))
     frames = frame_text(context)
@@ -3196,6 +3210,10 @@ def read_signals(context: TriageContext) -> Signals:
             signals.evidence["smaller_width_fits"] = compared
     if signals.smaller_width_fits and signals.smaller_input_fits and _search(_WIDTH, signals.evidence.get("smaller_input_fits", "")):
         # "reducing the embedding size fixed it" is the model's width, not an input's size
+        signals.smaller_input_fits = False
+        signals.evidence.pop("smaller_input_fits", None)
+    if signals.smaller_input_fits and _smaller_inputs_also_fail(note, signals.evidence.get("smaller_input_fits", "")):
+        # "runs with context lengths 8, 4 and 1 all grow": the smaller inputs were tried and did not fit
         signals.smaller_input_fits = False
         signals.evidence.pop("smaller_input_fits", None)
     if signals.smaller_input_fits:

@@ -36,8 +36,14 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
         error = data.context.error
         in_use = (error.total_bytes - error.free_bytes) if error and error.total_bytes and error.free_bytes is not None else None
         if weights > 0.8 * capacity and not (in_use is not None and in_use < weights):
-            yield Vote("model_too_large", 0.7, f"The frozen weights alone take {format_size(int(weights))} of "
-                       f"{format_size(capacity)}: load them quantized (4-bit, QLoRA), split them over GPUs, or use a larger GPU.")
+            if signals.growth:
+                # The weights were all there at the first step; memory that climbs step after step
+                # on top of them is something the steps keep.
+                yield Vote("model_too_large", 0.25, f"The frozen weights take {format_size(int(weights))} of {format_size(capacity)} "
+                           "and leave little room, but they do not grow: what climbs step after step is kept by the steps.")
+            else:
+                yield Vote("model_too_large", 0.7, f"The frozen weights alone take {format_size(int(weights))} of "
+                           f"{format_size(capacity)}: load them quantized (4-bit, QLoRA), split them over GPUs, or use a larger GPU.")
             yield Vote("batch_too_large", -0.3, "A smaller batch cannot make room the weights already take.")
     if not training or signals.lora or signals.frozen:
         return  # adapters or a frozen backbone: most weights need no gradients or moments, and the count says not how many
