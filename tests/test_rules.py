@@ -7294,3 +7294,9 @@ def test_a_resume_over_several_ranks_keeps_the_restored_copies_on_gpu0_in_view()
     text = _OLD_FORM.format(total="7.80 GiB", alloc="4.60 GiB", free="10.00 MiB", reserved="4.70 GiB")
     causes = ids(text, "Resuming a DDP run on 4 GPUs from the last checkpoint runs out of memory on GPU 0.")
     assert causes[0] in ("checkpoint_loading", "distributed_replication")
+
+
+@pytest.mark.parametrize("note", ["I train five small models in a loop, one after another.", "We fit a dozen classifiers in a loop.",
+                                  "Training two models in the same script one after another."])
+def test_models_counted_in_words_and_trained_in_turn_keep_the_earlier_ones(note):
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"

@@ -1187,7 +1187,7 @@ def _models_built_in_a_loop(note: str) -> str | None:
             created = None
         # "training several Keras models one after another": each one trained is one built
         if not created:
-            created = _search(r"\b(?:train\w*|fit\w*|run\w*) (?:\w+ ){0,2}(?:several|many|multiple|a number of|a series of|\d+) (?:[\w-]+ ){0,3}(?:models|networks|nets|classifiers)\b", sentence)
+            created = _search(r"\b(?:train\w*|fit\w*|run\w*) (?:\w+ ){0,2}(?:several|many|multiple|a number of|a series of|dozens of|hundreds of|a dozen|\d+|two|three|four|five|six|seven|eight|nine|ten|twenty) (?:[\w-]+ ){0,3}(?:models|networks|nets|classifiers)\b", sentence)
         if looped and (created or (searches and _search(r"\b(?:models?|networks?|cnns?|classifiers?|estimators?|keras\w*)\b", sentence))):
             return looped.group(0)
     return None
