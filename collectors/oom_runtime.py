@@ -31,7 +31,10 @@ def _framework_of(line: str) -> str:
 def parse_raw_cuda(match: re.Match[str], window: Window) -> Fields:
     line = window.lines[0]
     backend = "hip" if "hip" in match.group(0).lower() else "cuda"
-    return {"framework": _framework_of(line), "backend": backend, "raw_message": line.strip()}
+    # ggml names the size on the failing line ("allocating 144.00 MiB on device 4: cudaMalloc failed")
+    size = re.search(r"allocating ([\d.]+) MiB", line)
+    requested = int(float(size.group(1)) * 1024**2) if size else None
+    return {"framework": _framework_of(line), "backend": backend, "requested_bytes": requested, "raw_message": line.strip()}
 
 
 @message_format(
@@ -57,6 +60,10 @@ def parse_onnxruntime(match: re.Match[str], window: Window) -> Fields:
 def parse_ggml(match: re.Match[str], window: Window) -> Fields:
     size = re.search(r"of size ([\d.]+) MiB|allocating ([\d.]+) MiB", window.flat)
     requested = int(float(size.group(1) or size.group(2)) * 1024**2) if size else None
+    if requested is None:
+        # "failed to allocate buffer of size 137438953504": the size in bytes
+        in_bytes = re.search(r"\bof size (\d{4,})\b(?!\.\d| ?[KMG]i?B)", window.flat)
+        requested = int(in_bytes.group(1)) if in_bytes else None
     return {"framework": "llama.cpp", "requested_bytes": requested, "raw_message": window.lines[0].strip()}
 
 

@@ -24,6 +24,8 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
     (r"RX 7900 XT\b", 20), (r"RX 7900 GRE|RX 7800|RX 6[89]\d0", 16), (r"RX 7700|RX 6700", 12),
     (r"RX 7600|RX 66\d0|RX 5700|RX 5600|RX [45]80\b", 8),
 ]
+# The most memory one accelerator in the table holds: a single buffer above it fits no card made.
+LARGEST_CARD_BYTES = int(max(gigabytes for _, gigabytes in _KNOWN_GPUS) * 10**9)
 GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
     r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"

@@ -553,3 +553,13 @@ def test_an_xla_buffer_dump_after_its_message_leaves_the_message_in_charge():
     report = analyze_inputs([], text=text)
     assert report.error.format == "xla_resource_exhausted" and report.error.requested_bytes == 1610612736
     assert report.additional_ooms == 0
+
+
+@pytest.mark.parametrize(("text", "requested"), [
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144.00 MiB on device 4: cudaMalloc failed: out of memory", 144 * 2**20),
+    ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 137438953504\n"
+     "llama_kv_cache_init: failed to allocate buffer for kv cache", 137438953504),
+])
+def test_ggml_states_the_size_it_asked_for(text, requested):
+    from oomtriage.context import build_context
+    assert build_context(text=text).error.requested_bytes == requested

@@ -7300,3 +7300,29 @@ def test_a_resume_over_several_ranks_keeps_the_restored_copies_on_gpu0_in_view()
                                   "Training two models in the same script one after another."])
 def test_models_counted_in_words_and_trained_in_turn_keep_the_earlier_ones(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+# --- llama.cpp's compute buffers: larger than any card, or kept in copies for pipeline parallelism
+
+_GGML_COMPUTE = ("llama_new_context_with_model: KV self size  = 1005.79 MiB\n{pipeline}"
+                 "ggml_backend_cuda_buffer_type_alloc_buffer: allocating {size} MiB on device 0: cudaMalloc failed: out of memory\n"
+                 "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size {bytes}\n")
+
+
+def _ggml_compute(mib: float, pipeline: str = "") -> str:
+    return _GGML_COMPUTE.format(pipeline=pipeline, size=f"{mib:.2f}", bytes=int(mib * 2**20))
+
+
+@pytest.mark.parametrize("pipeline", ["", "llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)\n"])
+def test_a_compute_buffer_larger_than_any_card_is_the_engines_sizing(pipeline):
+    causes = ids(_ggml_compute(279356.51, pipeline), "Serving a model split over 8 GPUs.")
+    assert causes[0] == "framework_bug"
+
+
+def test_a_compute_buffer_kept_in_copies_for_pipeline_parallelism_names_the_copies():
+    text = _ggml_compute(144.0, "llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)\n")
+    assert "copies of the compute buffers" in evidence_of(text, "Serving a model over five GPUs.", "framework_bug")
+
+
+def test_a_compute_buffer_a_card_can_hold_is_still_the_context_and_batch():
+    assert ids(_ggml_compute(3000.0), "Serving a model with an 8k context on one 24 GB GPU.")[0] == "kv_cache_or_generation"

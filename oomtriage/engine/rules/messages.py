@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from oomtriage.gpus import LARGEST_CARD_BYTES
 from oomtriage.sizes import format_size
 
 from ..facts import CONTEXT_OVERHEAD
@@ -304,6 +305,24 @@ def ggml_buffer_kind(data: RuleInput) -> Iterator[Vote]:
     if candidates:
         _, cause, weight, meaning, said = max(candidates, key=lambda item: item[0])
         yield Vote(cause, weight, f"The buffer that failed is {meaning} (`{said}` in the log).")
+        if meaning.startswith("the compute graph"):
+            yield from _ggml_compute_buffer(error, before)
+
+
+def _ggml_compute_buffer(error, before: str) -> Iterator[Vote]:
+    """A compute (scratch) buffer is sized by the engine from the graph, the micro-batch and, under
+    pipeline parallelism, the number of copies it keeps in flight (n_copies buffers per GPU)."""
+    requested = error.requested_bytes
+    copies = re.search(r"pipeline parallelism enabled \(n_copies=(\d+)\)", before)
+    if requested and requested > LARGEST_CARD_BYTES:
+        yield Vote("framework_bug", 0.7, f"A compute buffer of {format_size(requested)} is larger than any GPU made: the engine "
+                   "sized its scratch space wrong for this model and these settings (update it; meanwhile try without pipeline "
+                   "parallelism, GGML_SCHED_MAX_COPIES=1, and a smaller -ub).")
+        for workload in ("input_size_too_large", "kv_cache_or_generation"):
+            yield Vote(workload, -0.35, "No context or batch setting a card can hold asks for a scratch buffer that size.")
+    elif copies and int(copies.group(1)) > 1:
+        yield Vote("framework_bug", 0.35, f"Pipeline parallelism keeps {copies.group(1)} copies of the compute buffers on each "
+                   "GPU; builds since llama.cpp's fallback retry without it when they do not fit (GGML_SCHED_MAX_COPIES=1 turns it off).")
 
 
 @rule
