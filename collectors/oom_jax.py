@@ -80,8 +80,16 @@ def parse_tpu_buffer(match: re.Match[str], window: Window) -> Fields:
 )
 def parse_tpu_compile(match: re.Match[str], window: Window) -> Fields:
     used, capacity = parse_size(match.group(2)), parse_size(match.group(3))
+    # XLA compiles for TPUs under TensorFlow (TPUEstimator, Mesh TensorFlow: "Compilation failure:",
+    # errors "From /job:worker/...") and PyTorch/XLA as well as under JAX.
+    if re.search(r"Compilation failure:|From /job:\w+|tensorflow|tpu_estimator", window.flat):
+        framework = "tensorflow"
+    elif re.search(r"torch_xla|xla_client/|XrtComputationClient", window.flat):
+        framework = "pytorch"
+    else:
+        framework = "jax"
     # "Used X of Y" is the whole compiled program's footprint, not one request.
-    return {"framework": "jax", "backend": "tpu", "total_bytes": capacity, "allocated_bytes": used,
+    return {"framework": framework, "backend": "tpu", "total_bytes": capacity, "allocated_bytes": used,
             "raw_message": window.lines[0].strip()}
 
 

@@ -563,3 +563,15 @@ def test_an_xla_buffer_dump_after_its_message_leaves_the_message_in_charge():
 def test_ggml_states_the_size_it_asked_for(text, requested):
     from oomtriage.context import build_context
     assert build_context(text=text).error.requested_bytes == requested
+
+
+@pytest.mark.parametrize(("text", "framework"), [
+    ("From /job:worker/replica:0/task:0:\nCompilation failure: Ran out of memory in memory space hbm. Used 41.74G of 16.00G hbm. "
+     "Exceeded hbm capacity by 25.74G.", "tensorflow"),
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space "
+     "hbm. Used 21.90G of 7.48G hbm. Exceeded hbm capacity by 14.42G.", "jax"),
+])
+def test_xla_on_tpu_is_read_as_the_framework_that_compiled(text, framework):
+    from oomtriage.context import build_context
+    error = build_context(text=text).error
+    assert error.backend == "tpu" and error.framework == framework

@@ -7326,3 +7326,47 @@ def test_a_compute_buffer_kept_in_copies_for_pipeline_parallelism_names_the_copi
 
 def test_a_compute_buffer_a_card_can_hold_is_still_the_context_and_batch():
     assert ids(_ggml_compute(3000.0), "Serving a model with an 8k context on one 24 GB GPU.")[0] == "kv_cache_or_generation"
+
+
+# --- a notebook session's code run again, XLA's tile padding on TPUs -----------------------------
+
+@pytest.mark.parametrize("note", ["I ran the sampling colab on my TPU server. It ran fine the first time, but when I ran the script again I got this error.",
+                                  "In my Jupyter notebook the code works once; running the code again fails with OOM.",
+                                  "Working in a Kaggle kernel: re-running it gives the error."])
+def test_a_notebook_sessions_code_run_again_is_a_rerun(note):
+    assert _signals(note).interactive_rerun
+
+
+@pytest.mark.parametrize("note", ["I ran the script again from the shell and got the same error.",
+                                  "In the notebook I ran it again and it worked."])
+def test_a_script_run_again_outside_a_notebook_or_without_failing_is_no_rerun(note):
+    assert not _signals(note).interactive_rerun
+
+
+def test_a_rerun_in_a_notebook_is_not_the_inputs_size():
+    text = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 15.65G. "
+            "That was not possible. There are 11.08G free.; (0x0x0_HBM0)")
+    note = "Sampling from a 2B model in a colab notebook on TPU. It ran fine the first time; when I ran the script again I got this error."
+    assert ids(text, note)[0] == "reference_leak"
+
+
+_TPU_REPORT = """Compilation failure: Ran out of memory in memory space hbm. Used {used} of 16.00G hbm. Exceeded hbm capacity by {over}.
+
+  Largest program allocations in hbm:
+
+  1. Size: {size}
+     Shape: s32[4194304,8,4]{{2,1,0:T(8,128)}}
+     Unpadded size: {unpadded}
+     Extra memory due to padding: {extra} ({expansion}x expansion)
+"""
+
+
+def test_a_program_over_by_its_tile_padding_is_the_layout():
+    text = _TPU_REPORT.format(used="24.00G", over="8.00G", size="16.00G", unpadded="512.00M", extra="15.50G", expansion="32.0")
+    causes = ranked(text, "Training a particle simulation on a TPU.")
+    assert causes[0].id == "other" and "padding" in causes[0].evidence[0]
+
+
+def test_a_little_padding_is_not_the_cause():
+    text = _TPU_REPORT.format(used="24.00G", over="8.00G", size="2.10G", unpadded="2.00G", extra="100.00M", expansion="1.1")
+    assert ids(text, "Training a particle simulation on a TPU.")[0] != "other"

@@ -407,6 +407,11 @@ _INTERACTIVE_RERUN = (r"\b(?:re-?run\w*|re-?execut\w*|(?:run|ran|execut)\w* (?:i
                       r"\b(?:execut|run)\w* the same cell\b|"
                       r"\b(?:vram|gpu memory|cuda memory|memory)\b[^.;]{0,30}?\b(?:does ?n[o']t|is ?n[o']t|never|not|won't) (?:get )?"
                       r"(?:clear|cleared|free|freed|release|released|clean(?:ed)? up)\b[^.;]{0,60}?\b(?:cells?|notebooks?|kernel)\b")
+# In a notebook session ("the colab", "my Jupyter notebook") the code run again in the same kernel
+# ("when I ran the script again, I got this error") is a rerun there, said in another sentence.
+_NOTEBOOK_SESSION = r"\b(?:colab|jupyter|notebooks?|ipython|ipynb|kaggle kernel)\b"
+_RAN_AGAIN = (r"\b(?:re-?ran|re-?run\w*|re-?execut\w*|(?:run|ran|running|execut\w*) (?:it|them|the (?:same |whole )?(?:script|code|notebook|program|cells?))"
+              r" (?:again|a second time|twice|once more))\b")
 # Offloading a model's components to the CPU, asked of a pipeline or a server (not an optimizer's
 # states): the weights should then reach the GPU one component at a time, when used.
 _PIPELINE_OFFLOAD = (r"enable_(?:model|sequential)_cpu_offload|--(?:enable-)?(?:cpu|model)-offload\b|--offload-model\b|"
@@ -3212,6 +3217,13 @@ def read_signals(context: TriageContext) -> Signals:
         # "reducing the embedding size fixed it" is the model's width, not an input's size
         signals.smaller_input_fits = False
         signals.evidence.pop("smaller_input_fits", None)
+    if not signals.interactive_rerun and _search(_NOTEBOOK_SESSION, note):
+        for sentence in _SENTENCE_END.split(note):
+            again = _search(_FAILURE_WORDS, sentence) and _search(_RAN_AGAIN, sentence)
+            if again:
+                signals.interactive_rerun = True
+                signals.evidence["interactive_rerun"] = again.group(0)
+                break
     if signals.smaller_input_fits and _smaller_inputs_also_fail(note, signals.evidence.get("smaller_input_fits", "")):
         # "runs with context lengths 8, 4 and 1 all grow": the smaller inputs were tried and did not fit
         signals.smaller_input_fits = False

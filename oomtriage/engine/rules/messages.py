@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from oomtriage.gpus import LARGEST_CARD_BYTES
-from oomtriage.sizes import format_size
+from oomtriage.sizes import SIZE_PATTERN, format_size, parse_size
 
 from ..facts import CONTEXT_OVERHEAD
 from . import RuleInput, Vote, rule
@@ -323,6 +323,36 @@ def _ggml_compute_buffer(error, before: str) -> Iterator[Vote]:
     elif copies and int(copies.group(1)) > 1:
         yield Vote("framework_bug", 0.35, f"Pipeline parallelism keeps {copies.group(1)} copies of the compute buffers on each "
                    "GPU; builds since llama.cpp's fallback retry without it when they do not fit (GGML_SCHED_MAX_COPIES=1 turns it off).")
+
+
+# XLA's TPU buffer report prints, per large allocation, the memory its tiled layout adds
+# ("Extra memory due to padding: 31.00G (32.0x expansion)") and what the program exceeded.
+_TILE_PADDING = re.compile(rf"Extra memory due to padding: ({SIZE_PATTERN}) \((\d{{1,6}}(?:\.\d{{1,3}})?)x expansion\)")
+_EXCEEDED_BY = re.compile(rf"Exceeded \w+ capacity by ({SIZE_PATTERN})")
+
+
+@rule
+def tpu_tile_padding(data: RuleInput) -> Iterator[Vote]:
+    """XLA lays TPU arrays out in tiles of their two minor dimensions ((8, 128) for 32-bit values): an
+    array whose last dimension is small is padded up to 128, so a [N, 8, 4] array takes 32 times its
+    size. When padding is what the program is over by, the layout is the cause, not the data."""
+    excerpt = data.context.excerpt.text if data.context.excerpt else ""
+    if "due to padding" not in excerpt:
+        return
+    found = [(parse_size(match.group(1)), float(match.group(2))) for match in _TILE_PADDING.finditer(excerpt[-200_000:])]
+    if not found:
+        return
+    extra = sum(size for size, _ in found)
+    over = _EXCEEDED_BY.search(excerpt)
+    over_bytes = parse_size(over.group(1)) if over else None
+    used = data.context.error.allocated_bytes if data.context.error else None
+    if (over_bytes and extra >= 0.5 * over_bytes) or (not over_bytes and used and extra >= 0.25 * used):
+        worst = max(expansion for _, expansion in found)
+        yield Vote("other", 0.75, f"TPU tile padding: {format_size(extra)} of the program's memory is layout padding (up to {worst:g}x "
+                   "an array's size): XLA pads the two minor dimensions to (8, 128) tiles, so a small last dimension grows to 128; "
+                   "lay the array out with a large last dimension (reshape, or move the small axes first).")
+        for workload in ("batch_too_large", "input_size_too_large", "model_too_large"):
+            yield Vote(workload, -0.2, "Most of what the program is over by is padding, not data.")
 
 
 @rule

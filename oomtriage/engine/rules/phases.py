@@ -218,6 +218,11 @@ def a_notebook_cell_run_again(data: RuleInput) -> Iterator[Vote]:
                "model, optimizer and outputs stay referenced by the session (its variables, Out[], the last exception's "
                "traceback), which empty_cache() cannot free; del them and gc.collect() before the cell builds new ones, or "
                "restart the kernel.")
+    # The same code with the same model and inputs fit on its first run in this session: nothing
+    # that one run needs (its weights, activations, scores, logits, cache) is what is missing.
+    for workload in ("input_size_too_large", "batch_too_large", "model_too_large", "attention_quadratic", "large_logits",
+                     "kv_cache_or_generation", "full_precision"):
+        yield Vote(workload, -0.25, "The same cell, with the same model and inputs, ran on its first run.")
 
 
 @rule
