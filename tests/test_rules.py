@@ -7370,3 +7370,14 @@ def test_a_program_over_by_its_tile_padding_is_the_layout():
 def test_a_little_padding_is_not_the_cause():
     text = _TPU_REPORT.format(used="24.00G", over="8.00G", size="2.10G", unpadded="2.00G", extra="100.00M", expansion="1.1")
     assert ids(text, "Training a particle simulation on a TPU.")[0] != "other"
+
+
+@pytest.mark.parametrize(("text", "note", "named"), [
+    (_TPU_REPORT.format(used="24.00G", over="8.00G", size="16.00G", unpadded="512.00M", extra="15.50G", expansion="32.0"),
+     "Training a particle simulation on a TPU.", "TPU tile padding"),
+    ("RuntimeError: MPS backend out of memory (MPS allocated: 8.93 GB, other allocations: 120.39 MB, max allowed: 9.07 GB). "
+     "Tried to allocate 25.00 MB on private pool.", None, "MPS"),
+])
+def test_a_cause_outside_the_taxonomy_says_what_it_is(text, note, named):
+    other = next(cause for cause in ranked(text, note) if cause.id == "other")
+    assert other.title.startswith("Other: ") and named in other.title

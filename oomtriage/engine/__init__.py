@@ -132,6 +132,18 @@ def combine(votes: list[Vote]) -> dict[str, tuple[float, list[str], list[str]]]:
     return scores
 
 
+def _other_title(votes: list[Vote]) -> str:
+    """`other` is a cause outside the taxonomy, so its title says which: the strongest vote's own
+    name for it ("TPU tile padding: ..." gives "Other: TPU tile padding")."""
+    strongest = max((vote for vote in votes if vote.cause == "other" and vote.weight > 0), key=lambda vote: vote.weight, default=None)
+    if strongest is None:
+        return title_of("other")
+    head = re.split(r"[:;(]|\. ", strongest.evidence, maxsplit=1)[0].strip().rstrip(".")
+    if len(head) > 60:
+        head = head[:60].rsplit(" ", 1)[0] + "..."
+    return f"{title_of('other')}: {head}"
+
+
 def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     signals = read_signals(context)
     numbers = compute_numbers(context, signals)
@@ -145,7 +157,7 @@ def rank_causes(context: TriageContext) -> tuple[list[Cause], RuleInput]:
     library = context.error.library if context.error else None
     spelling = spelling_of(context.error)
     causes = [
-        Cause(id=cause, title=title_of(cause), confidence=calibrate(score), score=score,
+        Cause(id=cause, title=_other_title(votes) if cause == "other" else title_of(cause), confidence=calibrate(score), score=score,
               evidence=[spell(line, spelling) for line in evidence],
               counter_evidence=[spell(line, spelling) for line in against],
               fixes=fixes_for(cause, framework=framework, library=library, spelling=spelling))
