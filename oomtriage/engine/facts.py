@@ -17,6 +17,11 @@ GIB = 1024**3
 CONTEXT_OVERHEAD = int(1.2 * GIB)
 
 
+def held_outside_the_cache(n) -> bool:
+    """More of the card in use outside PyTorch's cache than a CUDA context takes (15% of the card beyond it)."""
+    return bool(n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total)
+
+
 @dataclass
 class Numbers:
     """The error's figures, derived where the message gives enough to derive them."""

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from oomtriage.sizes import format_size
 
-from ..facts import CONTEXT_OVERHEAD, free_room_for_request
+from ..facts import free_room_for_request, held_outside_the_cache
 from . import RuleInput, Vote, rule
 from ..signals import meaningful_frames
 from .sites import innermost_site
@@ -242,7 +242,7 @@ def other_processes(data: RuleInput) -> Iterator[Vote]:
     if n.other_processes and n.total and n.other_processes > max(GIB, 0.1 * n.total):
         yield Vote("other_process_or_device", 0.55 + 0.3 * min(1.0, n.other_processes / n.total),
                    f"Other processes held {format_size(n.other_processes)} ({n.other_processes / n.total:.0%} of the GPU).")
-    elif n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total and not _held_by_this_process(data):
+    elif held_outside_the_cache(n) and not _held_by_this_process(data):
         yield Vote("other_process_or_device", 0.55, f"{format_size(n.non_pytorch)} of the GPU was in use outside PyTorch's "
                    "cache, far more than a CUDA context needs: another process or framework holds it.")
     if signals.other_process_hint and not signals.ranks_on_gpu0:

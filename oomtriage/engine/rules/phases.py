@@ -9,7 +9,7 @@ from typing import Iterator
 from oomtriage.models import DEVICE_BACKENDS
 from oomtriage.sizes import format_size
 
-from ..facts import CONTEXT_OVERHEAD
+from ..facts import held_outside_the_cache
 
 from . import RuleInput, Vote, rule
 
@@ -555,8 +555,7 @@ def loading(data: RuleInput) -> Iterator[Vote]:
     # torch.load's tensors land in this process's caching allocator; on one GPU, memory held outside
     # it (beyond a context) is not the restored copy but another process's. (Under several ranks it
     # can be: the other ranks' copies, loaded onto cuda:0.)
-    held_outside = bool(n.non_pytorch is not None and n.total and n.non_pytorch - CONTEXT_OVERHEAD > 0.15 * n.total
-                        and not signals.distributed and (signals.gpu_count or 1) == 1)
+    held_outside = held_outside_the_cache(n) and not signals.distributed and (signals.gpu_count or 1) == 1
     if resuming and held_outside:
         yield Vote("checkpoint_loading", 0.3, f"It failed while restoring saved tensors ({signals.phase_source}), but those "
                    f"land in PyTorch's cache, and {format_size(n.non_pytorch)} of the card is held outside it.")
