@@ -106,8 +106,26 @@ def find_messages(text: str, offset: int = 0, first_line: int | None = None) -> 
         line_number = first_line + index if first_line is not None else None
         parsed = parse_window(window[:WINDOW_LINES], rank, line_number)
         if parsed:
-            found.append(FoundMessage(parsed[0], parsed[1], line_position))
+            error = parsed[0]
+            if error.framework == "jax" and error.format.startswith("xla"):
+                before = [body for line_rank, body in split[max(0, index - XLA_LOOKBACK_LINES):index] if line_rank == rank]
+                error = _xla_compiled_by(error, "\n".join(before + window[:WINDOW_LINES]))
+            found.append(FoundMessage(error, parsed[1], line_position))
     return found
+
+
+# XLA's status lines read the same whichever framework compiled the program: TensorFlow's XLA
+# (jit_compile, --use_xla, tf.function) raises them inside its own exception and frames, which
+# precede the status line; a JAX program names jax, jaxlib or flax there.
+XLA_LOOKBACK_LINES = 12
+_TENSORFLOW_AROUND = re.compile(r"\btensorflow[/\\.]|\btf\.(?:function|keras|compat|Session)\b|\bkeras[/\\.]|\bxla_run\b")
+_JAX_AROUND = re.compile(r"\bjax(?:lib)?[/\\._]|\bflax[/\\.]|\bjax\b")
+
+
+def _xla_compiled_by(error: OomError, around: str) -> OomError:
+    if _TENSORFLOW_AROUND.search(around) and not _JAX_AROUND.search(around):
+        return error.model_copy(update={"framework": "tensorflow"})
+    return error
 
 
 def _same_event(a: FoundMessage, b: FoundMessage) -> bool:

@@ -575,3 +575,24 @@ def test_xla_on_tpu_is_read_as_the_framework_that_compiled(text, framework):
     from oomtriage.context import build_context
     error = build_context(text=text).error
     assert error.backend == "tpu" and error.framework == framework
+
+
+@pytest.mark.parametrize("before", [
+    'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.8/site-packages/tensorflow/python/client/session.py", line 1365, in _do_call\n'
+    "    return fn(*args)\ntensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found.",
+    "W tensorflow/core/common_runtime/bfc_allocator.cc:431] ****_____****\nResourceExhaustedError: 1 root error(s) found.",
+    '  File "train.py", line 88, in train_step\n    logits = model(images, training=True)  # tf.function(jit_compile=True)\n'
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 1 root error(s) found.",
+])
+def test_an_xla_status_under_tensorflow_is_tensorflows(before):
+    """TensorFlow's XLA raises the same status lines as JAX's, inside its own exception and frames."""
+    text = f"{before}\n  (0) Resource exhausted: Out of memory while trying to allocate 34359738368 bytes.\n\t [[{{{{node cluster_3_1/xla_run}}}}]]"
+    report = analyze_inputs([], text=text)
+    assert report.error.format == "xla_resource_exhausted" and report.error.framework == "tensorflow"
+    assert "other_process_or_device" not in [cause.id for cause in report.causes[:1]]
+
+
+def test_an_xla_status_under_jax_stays_jaxs():
+    text = ('  File "/usr/lib/python3.11/site-packages/jax/_src/interpreters/pxla.py", line 1229, in __call__\n'
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 34359738368 bytes.")
+    assert analyze_inputs([], text=text).error.framework == "jax"

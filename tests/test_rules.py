@@ -7381,3 +7381,93 @@ def test_a_little_padding_is_not_the_cause():
 def test_a_cause_outside_the_taxonomy_says_what_it_is(text, note, named):
     other = next(cause for cause in ranked(text, note) if cause.id == "other")
     assert other.title.startswith("Other: ") and named in other.title
+
+
+@pytest.mark.parametrize("note", [
+    "MacOS, the web UI opened fine, but generating an image gives this error. python: 3.10.10 torch: 1.12.1 xformers: N/A gradio: 3.16.2",
+    "Setup: python: 3.10.6, gradio: 3.41.2, sd-webui: 1.6.0. It fails on every image.",
+    "Environment: torch==2.1.0, comfyui-manager==2.3.1; the first sample runs out of memory.",
+])
+def test_a_listing_of_packages_and_their_versions_is_no_version_change(note):
+    """Each version in a settings listing belongs to the label before it: two labels, two packages."""
+    assert not _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["with torch: 2.0.1 it fails; torch: 1.13.1 works", "version: 1.2 fails, version: 1.1 works"])
+def test_one_package_labelled_twice_is_still_a_version_change(note):
+    assert _signals(note).upgrade_regression
+
+
+XLA_OOM = ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found.\n"
+           "  (0) Resource exhausted: Out of memory while trying to allocate 68852648264 bytes.\n\t [[{{node cluster_0_1/xla_run}}]]")
+
+
+@pytest.mark.parametrize("note", [
+    "Enabling XLA causes a memory error: the benchmark script fails once I pass --use_xla.",
+    "It runs out of memory as soon as I turn on jit_compile=True in model.compile.",
+    "Without --use_xla it trains fine; with it the first step dies.",
+])
+def test_tensorflows_compiler_switched_on_is_the_compilers_memory(note):
+    """The same program fits without XLA: the one huge request is the compiler's buffer plan, and XLA
+    named beside TensorFlow is its compiler, not JAX in the same process."""
+    signals = _signals(note, text=XLA_OOM)
+    assert signals.only_compiled and not signals.preallocating_framework_beside
+    ranking = ids(XLA_OOM, note)
+    assert ranking[0] == "framework_bug" and "other_process_or_device" not in ranking[:2]
+
+
+def test_xla_on_a_tpu_is_no_compiler_switch():
+    assert not _signals("I train with XLA on a TPU v3-8 and it fails", text=XLA_OOM).only_compiled
+
+
+@pytest.mark.parametrize("note", [
+    "torchrun --nproc_per_node=2 script.py: all tensor be sent to the cuda:0 first, then cuda:0 OOM. Why all of the weights be loaded to the cuda0 first?",
+    "DDP on two cards: why are all the parameters placed on cuda:0 before training starts?",
+    "With DDP on 8 GPUs all of the models are moved to the first GPU and it crashes.",
+])
+def test_each_process_placing_its_weights_on_the_first_gpu_is_the_device(note):
+    """Every process of the launch puts its model on the default device before choosing its own."""
+    assert _signals(note).placed_on_gpu0
+    ranking = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranking[0] == "other_process_or_device" and "distributed_replication" in ranking[:3]
+
+
+def test_weights_placed_on_the_first_gpu_of_one_process_is_no_launch():
+    note = "On my single GPU all the weights are loaded to cuda:0 and it fails."
+    assert "other_process_or_device" not in ids("torch.OutOfMemoryError: CUDA out of memory.", note)[:1]
+
+
+@pytest.mark.parametrize("note", [
+    "Memory consumption is constant in general but after about 50 steps an OOM is raised. I logged the lengths: "
+    "all other samples are <= 650 tokens until this point, the failing one has 1079.",
+    "Fine-tuning a 7B model: it crashes on the longest sequence of the dataset, every time.",
+    "It trains for hours, then it dies at a 3000-token example.",
+    "Whenever a very long document comes in, the training step OOMs.",
+])
+def test_a_failure_on_one_input_longer_than_the_rest_is_the_input(note):
+    assert _signals(note).longer_item_at_failure
+    ranking = ids("torch.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranking[0] == "input_size_too_large" and ranking[1:2] != ["reference_leak"]
+
+
+@pytest.mark.parametrize("note", ["it crashes after 100 samples", "after 300 iterations memory keeps growing until it runs out"])
+def test_a_count_of_inputs_is_no_longer_input(note):
+    assert not _signals(note).longer_item_at_failure
+
+
+@pytest.mark.parametrize("note", ["The memory usage stays flat, yet after 300 iterations it runs out.",
+                                  "VRAM consumption is stable; after about 2000 steps the OOM comes."])
+def test_steps_before_a_failure_with_memory_said_level_are_no_growth(note):
+    assert not _signals(note).growth
+
+
+MPS_AT_CAP = ("RuntimeError: MPS backend out of memory (MPS allocated: 6.04 GB, other allocations: 1.04 GB, max allowed: 6.77 GB). "
+              "Tried to allocate 459.07 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for "
+              "memory allocations (may cause system failure)")
+
+
+@pytest.mark.parametrize("note", ["Generating an image with the stable diffusion web UI on my Mac fails.",
+                                  "An image-to-text captioning pass on an M1 MacBook, mode best, fails like this."])
+def test_mps_at_its_watermark_is_the_cap_before_the_pipelines_size(note):
+    """PyTorch caps MPS at a multiple of the recommended working set; that cap, which can be lifted, is what stopped it."""
+    assert ids(MPS_AT_CAP, note)[0] == "other"

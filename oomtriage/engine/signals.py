@@ -495,7 +495,15 @@ _DATA_PIPELINE_FAILS = (r"\b(?:augment\w*|transforms?|pre-?processing|collat\w*|
                         r"random (?:crop|flip|resiz\w*|rotat\w*|scal\w*)\w*|mosaic|mixup)\b")
 # Hugging Face datasets' loading and map workers: data preparation in host processes, no GPU in it.
 _HOST_DATA_JOB = r"\bload_dataset\(|\b\w*(?:dataset|ds)\w*\.map\(|\bnum_proc\b|\bsave_to_disk\("
+_XLA_SWITCH = r"(?:xla|jit_compile(?:\s?=\s?true)?|--?use[_-]xla|--?xla|tf\.function\(jit_compile\s?=\s?true\))"
 _ONLY_COMPILED = (r"(?:only|just) (?:happens |occurs |fails |ooms? )?(?:with|when (?:using|enabling|i use)) (?:torch\.)?compile|"
+                  # TensorFlow's compiler switched on: "enabling XLA causes a memory error", "it OOMs once I
+                  # turn on jit_compile", "without --use_xla it trains fine"
+                  rf"\b(?:enabl\w*|turn\w* on|switch\w* on|activat\w*|adding) (?:the )?{_XLA_SWITCH}(?![\w-])[^.;]{{0,40}}?"
+                  r"\b(?:causes?|caused|gives?|gave|leads? to|led to|results? in|triggers?|ooms?|fails?|out of memory|memory errors?|crash\w*)|"
+                  rf"\b(?:ooms?|fails?|out of memory|memory errors?|crash\w*)\b[^.;]{{0,40}}?\b(?:when|after|once|as soon as|if) (?:i |we )?"
+                  rf"(?:enabl\w*|turn\w* on|switch\w* on|us\w*|add\w*|pass\w*|set\w*) (?:the )?{_XLA_SWITCH}(?![\w-])|"
+                  rf"\bwithout (?:the )?{_XLA_SWITCH}(?![\w-])[^.;]{{0,40}}?\b(?:fine|works?|fits?|runs?|trains?|ok)\b|"
                   # Memory that grows or leaks with the compiled model and not without it.
                   r"\bleak\w* (?:\w+ ){0,2}(?:with|in|from|by|when using) (?:torch\.)?compile|(?:torch\.)?compile\w*[^.;]{0,30}\bleak\w*|"
                   r"without (?:torch\.)?compil\w*[^.;]{0,40}\b(?:flat|fine|works?|fits?|stable|constant|no leak|no growth|ok)\b|"
@@ -665,6 +673,21 @@ _INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |ou
                  r"(?:larger|bigger|denser|finer|longer|higher[- ]resolution|high[- ]res(?:olution)?)\b,? (?:[\w-]+,? ){0,3}?"
                  r"(?:mesh(?:es)?|templates?|images?|pictures?|photos?|grids?|volumes?|scans?|point ?clouds?|inputs?|crops?|patch(?:es)?|"
                  r"frames?|videos?|sequences?|clips?|graphs?|molecules?|resolutions?)\b")
+# The failure falls on one input longer than the rest ("it happens exactly after the 1079-token sample;
+# all other samples are <= 650", "it crashes on the longest sequence", "whenever a very long document
+# comes in it OOMs"): activations are sized by that input, not by anything that accumulates.
+_ITEM_NOUN = r"(?:samples?|sequences?|examples?|inputs?|documents?|sentences?|utterances?|records?|prompts?|texts?|images?|audio files?|clips?)"
+_LONGER_ITEM_AT_FAILURE = (rf"\b(?:fails?|failed|crash\w*|happens?|happened|occurs?|occurred|ooms?|oomed|dies|died|runs? out|ran out|breaks?|broke)\b[^.;]{{0,40}}?"
+                           rf"\b(?:on|at|with|after|when it (?:hits|reaches|gets to))\b (?:exactly |right |just |precisely )?(?:the |a |an |one )?"
+                           rf"(?:very |extra |unusually |particularly |really |exceptionally )?(?:longest|longer|long|largest|biggest|\d+[- ]?(?:tokens?|words?|characters?|chars?|frames?)(?:[- ]long)?) "
+                           rf"(?:\w+ )?{_ITEM_NOUN}\b|"
+                           rf"\ball (?:the )?other {_ITEM_NOUN} (?:are|were|have been|had been|stay(?:ed)?|being) (?:<=|≤|<|under|below|shorter|smaller|at most|less than|up to|no (?:longer|larger) than)|"
+                           rf"\b(?:whenever|when|once|as soon as|every time) (?:a |an |the |one )?(?:very |extra |unusually |particularly |really |exceptionally )?"
+                           rf"(?:long|longer|longest|large|larger|big|bigger|huge) (?:\w+ )?{_ITEM_NOUN}\b (?:\w+ ){{0,3}}?"
+                           r"(?:comes?|came|appears?|appeared|shows? up|showed up|arrives?|arrived|occurs?|occurred|is (?:reached|encountered|processed|fed|sampled|drawn)|gets? (?:sampled|fed|processed|drawn))")
+# Memory said to stay level ("memory consumption is constant in general", "the usage stays flat").
+_MEMORY_SAID_FLAT = (r"\b(?:memory|usage|vram|consumption|footprint)(?: (?:usage|consumption|use))? (?:is|was|stays|stayed|remains|remained|keeps|kept|looks|seems) "
+                     r"(?:\w+ )?(?:constant|stable|flat|steady|level|the same|unchanged)\b")
 # The note asks whether smaller inputs would do ("should I use smaller resized pictures?"): the user's
 # inputs are large enough that they suspect them.
 _ASKS_SMALLER_INPUT = (r"\b(?:should|could|can|do|would|must) (?:i|we) (?:use|try|feed|pass|give it|resize (?:to|into)?) (?:a |the |some )?"
@@ -741,6 +764,17 @@ _RANKS_ON_GPU0 = (rf"\b{_FEW} (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?
                   # "GPU 0 is always used in initialization even when it is not one of the GPUs I chose"
                   rf"(?:{_ZEROTH})[^.;]{{0,30}}?\b(?:is |gets |got |was )?(?:always |still |also )?(?:used|touched|initiali[sz]ed|allocated on|occupied)\b[^.;]{{0,50}}?"
                   rf"\b(?:even (?:when|if|though)|although|though|despite)\b[^.;]{{0,50}}?\b(?:not (?:one of|among|in|part of)|(?:not|never|n't) (?:\w+ )?(?:specified|selected|chosen|requested|listed|set|asked for|passed))")
+# Each process of a multi-GPU launch putting the weights or tensors themselves on the first GPU ("all
+# tensors are sent to cuda:0 first", "every rank loads the model onto GPU 0", "why are all the weights
+# loaded to cuda0?"): code that moves the model to the default device before choosing its own.
+_GPU0_TARGET = r"(?:the )?(?:cuda ?:? ?0|gpu ?#?0|device ?0|first (?:gpu|card|device))\b"
+_WEIGHTS_NOUN = r"(?:tensors?|weights|parameters|params|models?|checkpoints?|state[_ ]dicts?|data|inputs)"
+_PLACED_VERB = r"(?:sent|loaded|put|placed|moved|copied|allocated|created|pushed|materiali[sz]ed|initiali[sz]ed|transferred)"
+_PLACED_ON_GPU0 = (rf"\ball (?:of )?(?:the |my |our )?(?:\w+ )?{_WEIGHTS_NOUN}\b (?:\w+ )?(?:be|are|were|get|gets|got|is|was|being|getting) (?:first |all |always )?"
+                   rf"{_PLACED_VERB} (?:first )?(?:to|on|onto|into|in) {_GPU0_TARGET}|"
+                   rf"\b(?:every|each) (?:rank|process|worker|gpu process)\b[^.;]{{0,30}}?\b(?:loads?|puts?|sends?|moves?|places?|creates?|copies|allocates?) "
+                   rf"(?:its |the |a |their )?(?:own )?(?:\w+ )?{_WEIGHTS_NOUN}\b (?:\w+ )?(?:on|to|onto|into) {_GPU0_TARGET}|"
+                   rf"\bwhy (?:are |is |do |does |would )?(?:all (?:of )?)?(?:the |my )?{_WEIGHTS_NOUN}\b (?:be |get |being )?{_PLACED_VERB} (?:first )?(?:to|on|onto|into) {_GPU0_TARGET}")
 # Programs started apart, each given its own GPU ("7 training scripts, each on a specific gpu",
 # "independent runs with different seeds, one per card"): not one job's ranks, so what each leaves on
 # the first GPU is its own CUDA context or tensors made before it chose its device.
@@ -1617,6 +1651,7 @@ class Signals:
     freed_not_released: bool = False  # the program deleted what it held and the memory did not come back
     library_beside_framework: bool = False  # a GPU library with its own allocator failed beside a framework in the same process
     ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
+    placed_on_gpu0: bool = False  # each process of a multi-GPU launch puts the weights or tensors on the first GPU
     separate_programs: bool = False  # programs started apart, each given its own GPU (not one job's ranks)
     memory_follows_workers: bool = False  # memory said to rise with the DataLoader's worker count
     saving_option_dropped: bool = False  # a memory-saving option asked for that the code never applies
@@ -1667,6 +1702,7 @@ class Signals:
     quadratic_in_length: bool = False  # memory said to grow with the square of the length
     host_ram_bytes: int | None = None  # the machine's RAM, where the note says it ("16GB RAM")
     input_raised: bool = False  # a larger input (image size, resolution, length) is what made it fail
+    longer_item_at_failure: bool = False  # the failure falls on one input longer than the rest
     length_schedule_grows: bool = False  # the input size is raised on a schedule as training goes on
     larger_batch_fails_sooner: bool = False  # a larger batch fails at once where a smaller one runs a while first
     load_without_dtype: bool = False
@@ -2696,13 +2732,17 @@ def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
 
 
 # (a hyphenated name is its own library: "sentence-transformers 0.3.7" is not transformers)
+# A settings listing labels each version with its package, known or not ("gradio: 3.16.2",
+# "diffusers==0.21.4", "xformers = 0.0.20"): two versions under two labels are two packages.
+_NAME_LABELS_VERSION = re.compile(r"(?<![\w-])([A-Za-z][\w.+-]{1,28}?)\s?(?::|==|=)\s?v?$")
 _LIBRARY_BEFORE = re.compile(rf"(?<![\w-])((?:\w+-)*(?:{_LIBRARY_WORDS}|jaxlib|keras|tf|python|numpy))\W{{0,3}}$", re.IGNORECASE)
 
 
 def _same_library(first: re.Match[str], second: re.Match[str], note: str) -> bool:
     """The library named right before each version, where both name one, is the same ("torch 1.11.0
     ... torch 2.0.1", not "PyTorch 1.2 and Python 3.6")."""
-    names = [_LIBRARY_BEFORE.search(note[max(0, match.start() - 16):match.start()]) for match in (first, second)]
+    names = [_LIBRARY_BEFORE.search(note[max(0, match.start() - 16):match.start()]) or
+             _NAME_LABELS_VERSION.search(note[max(0, match.start() - 30):match.start()]) for match in (first, second)]
     def library(name: re.Match[str]) -> str:
         return {"pytorch": "torch", "tf": "tensorflow"}.get(name.group(1).lower(), name.group(1).lower())
     return not all(names) or library(names[0]) == library(names[1])
@@ -2928,13 +2968,13 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, _without_wishes(what_failed)),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "saving_option_dropped": (_SAVING_OPTION_DROPPED, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "placed_on_gpu0": (_PLACED_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "saving_option_dropped": (_SAVING_OPTION_DROPPED, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -3028,6 +3068,12 @@ def read_signals(context: TriageContext) -> Signals:
             and not _search(r"\b(?:each|every|over|after|per|epochs?|steps?|iterations?|batch(?:es)?|calls?|time|gradually|slowly|steadily|keeps?)\b",
                             _clause_around(note, signals.evidence["growth"])):
         # "GPU memory goes up to 55GB and it fails": the peak it reached, with nothing saying over what.
+        signals.growth = False
+        signals.evidence.pop("growth", None)
+    if signals.growth and not _search(r"grow|grew|increas|climb|ris(?:e|es|ing)|rose|leak|creep|accumulat|fill|up\b", signals.evidence["growth"]) \
+            and _search(_MEMORY_SAID_FLAT, note):
+        # "memory consumption is constant, but after about 50 steps it OOMs": a count of steps before the
+        # failure, with the memory said to stay level until then, is no growth.
         signals.growth = False
         signals.evidence.pop("growth", None)
     if signals.eval_between_training and signals.later_epoch_training and signals.growth and \
@@ -3269,7 +3315,9 @@ def read_signals(context: TriageContext) -> Signals:
                               r"\b(?:jax|torch|pytorch) backend\b(?:(?!\. )[^;\n]){0,80}?\bkeras\b|use_backend\(\W?(?:jax|torch)", everything)
     tf = _search(r"tensorflow(?!/compiler|/core/platform)(?<!org_tensorflow)|\btf\b|\btfds\b" + ("" if keras_elsewhere else r"|keras"),
                  re.sub(r"org_tensorflow/tensorflow/\S*|external/org_tensorflow\S*", "", everything))
-    jax = _search(r"\bjax\b|flax|\bxla\b|haiku", everything) or (context.error and context.error.framework == "jax")
+    # XLA is TensorFlow's compiler too (jit_compile, --use_xla): beside TensorFlow alone it is no second framework
+    jax = _search(r"\bjax\b|flax|haiku", everything) or (_search(r"\bxla\b", everything) and not tf) or \
+        (context.error and context.error.framework == "jax")
     torch = _search(r"\btorch\b|pytorch", everything) or (context.error and context.error.framework == "pytorch")
     # JAX (and torch_xla's PJRT client) pre-allocates 75% of the card on first use, so JAX imported
     # into a PyTorch program takes what PyTorch would have had; a note comparing the two frameworks

@@ -29,6 +29,14 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
                    "each with CUDA_VISIBLE_DEVICES=N, or call torch.cuda.set_device(N) before anything touches CUDA.")
         yield Vote("distributed_replication", -0.3, "They are separate programs, not one job's ranks: there is no replica to shard.")
         return
+    if signals.placed_on_gpu0 and multi and not signals.ranks_on_gpu0:
+        # The weights themselves, not a context: every process built or moved its model on the default
+        # device (model.cuda(), .to("cuda"), a library's own placement) before the launcher's device
+        # was chosen, so the first GPU holds one copy per process.
+        yield Vote("other_process_or_device", 0.7, f'Each process puts its tensors on the first GPU ("{signals.evidence["placed_on_gpu0"]}"): '
+                   "they land on the default device, cuda:0, instead of the process's own; call torch.cuda.set_device(local_rank) "
+                   "first thing, and place the model with .to(f'cuda:{local_rank}') (or the library's device argument).")
+        yield Vote("distributed_replication", 0.3, "The first GPU holds the other processes' copies beside its own.")
     if signals.ranks_on_gpu0 and (multi or signals.rank0_heavy):
         # Each rank's own process on the first GPU: its CUDA context, or tensors it restored or created
         # there, because it had not chosen its device (torch.cuda.set_device(local_rank)) or loaded a
@@ -43,7 +51,7 @@ def one_gpu_heavier(data: RuleInput) -> Iterator[Vote]:
                    f'("{said}"): each created its CUDA context or tensors on cuda:0; call torch.cuda.set_device(local_rank) first '
                    "thing in each process.")
         yield Vote("other_process_or_device", 0.3, "Each of those processes placed its context or tensors on a device that is not its own.")
-    elif signals.rank0_heavy and multi:
+    elif signals.rank0_heavy and multi and not signals.placed_on_gpu0:
         yield Vote("distributed_replication", 0.65, f'One GPU holds more than the others ("{signals.evidence["rank0_heavy"]}"): '
                    "in a data-parallel job that is work or copies that belong to the other ranks landing on it.")
         yield Vote("other_process_or_device", -0.3, "The extra processes or memory on that GPU are the job's own ranks.")
@@ -160,7 +168,7 @@ def whole_model_on_every_gpu(data: RuleInput) -> Iterator[Vote]:
     GPUs together would hold fails on each one. One process that splits it (device_map="auto",
     tensor parallelism, an inference server) or ZeRO-3 places each weight once."""
     signals, capacity = data.signals, data.numbers.capacity
-    if not signals.copy_per_device or signals.ranks_on_gpu0:
+    if not signals.copy_per_device or signals.ranks_on_gpu0 or signals.placed_on_gpu0:
         return  # (the other ranks' memory on the first GPU is rule one_gpu_heavier's)
     said = signals.evidence["copy_per_device"]
     params, gpus = signals.param_count, signals.gpu_count or 0

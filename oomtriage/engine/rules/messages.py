@@ -137,12 +137,17 @@ def only_when_compiled(data: RuleInput) -> Iterator[Vote]:
     """Eager fits and the compiled program does not: compilation's own memory (CUDA graphs' private
     pools, recompiled graphs kept per shape, fused kernels' buffers)."""
     if data.signals.only_compiled:
-        yield Vote("framework_bug", 0.5, f'Only the compiled program runs out ("{data.signals.evidence["only_compiled"]}"): '
+        said = data.signals.evidence["only_compiled"]
+        yield Vote("framework_bug", 0.5, f'Only the compiled program runs out ("{said}"): '
                    "compilation's own memory (graphs recompiled per shape, fused buffers), a compiler issue to report or work around.")
-        yield Vote("other", 0.3, "CUDA graphs (mode=\"reduce-overhead\") keep private memory pools for as long as they live.")
-        # The same code run eagerly does not run out: nothing the user's code keeps is what fills the card.
+        if not re.search(r"xla|jit_compile", said, re.IGNORECASE):
+            yield Vote("other", 0.3, "CUDA graphs (mode=\"reduce-overhead\") keep private memory pools for as long as they live.")
+        # The same code run eagerly does not run out: nothing the user's code keeps is what fills the card,
+        # and the inputs it is given fit: one huge request is the compiler's buffer plan, not an activation.
         for kept in ("reference_leak", "graph_retained"):
             yield Vote(kept, -0.3, "The same code without compilation does not run out, so it keeps nothing that grows.")
+        for workload in ("batch_too_large", "input_size_too_large"):
+            yield Vote(workload, -0.25, "The same batch and inputs fit when the program is not compiled.")
 
 
 @rule

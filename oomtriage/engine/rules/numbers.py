@@ -301,7 +301,7 @@ def memory_cap(data: RuleInput) -> Iterator[Vote]:
             # "max allowed" is the high watermark PyTorch sets on unified memory (a multiple of the
             # recommended working set), not the memory itself: the limit that stopped the run is a cap
             # that can be lifted, where the system then pages instead of failing.
-            yield Vote("other", 0.4, f"MPS stopped at its high-watermark limit ({format_size(error.allowed_bytes)} max allowed), "
+            yield Vote("other", 0.6, f"MPS stopped at its high-watermark limit ({format_size(error.allowed_bytes)} max allowed), "
                        "a cap PyTorch puts on unified memory rather than the memory itself: "
                        "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0, set in the environment before torch is imported (not passed to a "
                        "function), lifts it at the cost of swapping; otherwise lower the batch or resolution.")

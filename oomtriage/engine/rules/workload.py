@@ -1050,6 +1050,20 @@ def input_raised(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def longer_item_at_failure(data: RuleInput) -> Iterator[Vote]:
+    """A run that fails on one input longer than the others (a long sample drawn after many short
+    ones) is sized by that input: its activations, and attention's square of its length, are what did
+    not fit; memory that waited steps to run out was waiting for the input, not accumulating."""
+    signals = data.signals
+    if not signals.longer_item_at_failure or signals.input_no_help:
+        return
+    yield Vote("input_size_too_large", 0.65, f'It fails on an input longer than the rest ("{signals.evidence["longer_item_at_failure"]}"): '
+               "cap the length (truncate, or filter out inputs above a maximum), or bucket by length so the longest ones get a smaller batch.")
+    for cause in ("reference_leak", "graph_retained"):
+        yield Vote(cause, -0.3, "The steps before the failure were waiting for the long input; nothing said accumulates.")
+
+
+@rule
 def batch_raised(data: RuleInput) -> Iterator[Vote]:
     signals = data.signals
     if signals.batch_raised and not signals.batch_no_help:
