@@ -7471,3 +7471,43 @@ MPS_AT_CAP = ("RuntimeError: MPS backend out of memory (MPS allocated: 6.04 GB, 
 def test_mps_at_its_watermark_is_the_cap_before_the_pipelines_size(note):
     """PyTorch caps MPS at a multiple of the recommended working set; that cap, which can be lifted, is what stopped it."""
     assert ids(MPS_AT_CAP, note)[0] == "other"
+
+
+def test_a_checkpoint_every_rank_restores_on_the_first_gpu_stays_the_ranks_copies():
+    assert not _signals("every rank loads the checkpoint onto cuda:0").placed_on_gpu0
+
+
+LOADING_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB (GPU 0; 23.65 GiB total capacity; "
+               "22.99 GiB already allocated; 154.06 MiB free; 22.99 GiB reserved in total by PyTorch)")
+
+
+@pytest.mark.parametrize("note", [
+    'On 4 GPUs: model = AutoModelForCausalLM.from_pretrained(name, device_map="auto", torch_dtype=torch.float16).cuda() fails; '
+    "the first GPU runs out while loading.",
+    "I load the 13B model with device_map='balanced' and then call .to('cuda') on it; GPU 0 fills up.",
+    'pipe = Pipeline.from_pretrained(path, device_map="auto").to("cuda") runs out of memory on two cards',
+])
+def test_a_model_split_by_device_map_then_moved_to_one_gpu_is_the_device(note):
+    """.cuda() / .to() after device_map gathers every layer back onto one GPU."""
+    assert _signals(note, text=LOADING_OOM).dispatch_undone
+    ranking = ids(LOADING_OOM, note)
+    assert ranking[0] == "other_process_or_device" and "distributed_replication" not in ranking[:1]
+
+
+def test_device_map_alone_is_no_move():
+    note = 'model = AutoModelForCausalLM.from_pretrained(name, device_map="auto") on 4 GPUs; the first GPU runs out while loading.'
+    assert not _signals(note, text=LOADING_OOM).dispatch_undone
+
+
+@pytest.mark.parametrize("note", [
+    "The code loads the pretrained weight which is mapped at gpu index:0, not the GPU I selected.",
+    "It restores the checkpoint with torch.load without map_location, while the model runs on cuda:3.",
+    "Loading the saved state dict: I think it should be mapped to 'cpu' first and then copied.",
+])
+def test_saved_weights_restored_onto_the_gpu_they_came_from_is_the_loading(note):
+    assert _signals(note).restored_onto_saved_gpu
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "checkpoint_loading"
+
+
+def test_a_tensor_put_on_gpu_0_with_nothing_loaded_is_no_restore():
+    assert "checkpoint_loading" not in ids("RuntimeError: CUDA out of memory.", "the images are put on gpu 0 for the forward pass")[:1]

@@ -677,17 +677,21 @@ _INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |ou
 # all other samples are <= 650", "it crashes on the longest sequence", "whenever a very long document
 # comes in it OOMs"): activations are sized by that input, not by anything that accumulates.
 _ITEM_NOUN = r"(?:samples?|sequences?|examples?|inputs?|documents?|sentences?|utterances?|records?|prompts?|texts?|images?|audio files?|clips?)"
+# one input, not a kind of input ("fails on long utterances" says what is long, not which one came)
+_ITEM_ONE = r"(?:sample|sequence|example|input|document|sentence|utterance|record|prompt|text|image|audio file|clip)(?!s)"
 _LONGER_ITEM_AT_FAILURE = (rf"\b(?:fails?|failed|crash\w*|happens?|happened|occurs?|occurred|ooms?|oomed|dies|died|runs? out|ran out|breaks?|broke)\b[^.;]{{0,40}}?"
                            rf"\b(?:on|at|with|after|when it (?:hits|reaches|gets to))\b (?:exactly |right |just |precisely )?(?:the |a |an |one )?"
                            rf"(?:very |extra |unusually |particularly |really |exceptionally )?(?:longest|longer|long|largest|biggest|\d+[- ]?(?:tokens?|words?|characters?|chars?|frames?)(?:[- ]long)?) "
-                           rf"(?:\w+ )?{_ITEM_NOUN}\b|"
+                           rf"(?:\w+ )?{_ITEM_ONE}\b|"
                            rf"\ball (?:the )?other {_ITEM_NOUN} (?:are|were|have been|had been|stay(?:ed)?|being) (?:<=|≤|<|under|below|shorter|smaller|at most|less than|up to|no (?:longer|larger) than)|"
                            rf"\b(?:whenever|when|once|as soon as|every time) (?:a |an |the |one )?(?:very |extra |unusually |particularly |really |exceptionally )?"
-                           rf"(?:long|longer|longest|large|larger|big|bigger|huge) (?:\w+ )?{_ITEM_NOUN}\b (?:\w+ ){{0,3}}?"
+                           rf"(?:long|longer|longest|large|larger|big|bigger|huge) (?:\w+ )?{_ITEM_ONE}\b (?:\w+ ){{0,3}}?"
                            r"(?:comes?|came|appears?|appeared|shows? up|showed up|arrives?|arrived|occurs?|occurred|is (?:reached|encountered|processed|fed|sampled|drawn)|gets? (?:sampled|fed|processed|drawn))")
 # Memory said to stay level ("memory consumption is constant in general", "the usage stays flat").
 _MEMORY_SAID_FLAT = (r"\b(?:memory|usage|vram|consumption|footprint)(?: (?:usage|consumption|use))? (?:is|was|stays|stayed|remains|remained|keeps|kept|looks|seems) "
-                     r"(?:\w+ )?(?:constant|stable|flat|steady|level|the same|unchanged)\b")
+                     r"(?:\w+ )?(?:constant|stable|flat|steady|level|the same|unchanged)\b"
+                     # ("constant while training, but in validation it runs out": level in one phase only)
+                     r"(?!,? (?:while|during|in|when|for|at|through) (?:the |my |its )?(?:train|validat|eval|test|infer|generat|predict|first|warm))")
 # The note asks whether smaller inputs would do ("should I use smaller resized pictures?"): the user's
 # inputs are large enough that they suspect them.
 _ASKS_SMALLER_INPUT = (r"\b(?:should|could|can|do|would|must) (?:i|we) (?:use|try|feed|pass|give it|resize (?:to|into)?) (?:a |the |some )?"
@@ -766,15 +770,27 @@ _RANKS_ON_GPU0 = (rf"\b{_FEW} (?:\w+ ){{0,2}}process(?:es)? (?:\w+ ){{0,3}}on (?
                   rf"\b(?:even (?:when|if|though)|although|though|despite)\b[^.;]{{0,50}}?\b(?:not (?:one of|among|in|part of)|(?:not|never|n't) (?:\w+ )?(?:specified|selected|chosen|requested|listed|set|asked for|passed))")
 # Each process of a multi-GPU launch putting the weights or tensors themselves on the first GPU ("all
 # tensors are sent to cuda:0 first", "every rank loads the model onto GPU 0", "why are all the weights
-# loaded to cuda0?"): code that moves the model to the default device before choosing its own.
+# loaded to cuda0?"): code that moves the model to the default device before choosing its own. (A
+# checkpoint each rank restores onto cuda:0 is torch.load's map_location: _RANKS_ON_GPU0's rule.)
 _GPU0_TARGET = r"(?:the )?(?:cuda ?:? ?0|gpu ?#?0|device ?0|first (?:gpu|card|device))\b"
-_WEIGHTS_NOUN = r"(?:tensors?|weights|parameters|params|models?|checkpoints?|state[_ ]dicts?|data|inputs)"
+_WEIGHTS_NOUN = r"(?:tensors?|weights|parameters|params|models?|data|inputs)"
 _PLACED_VERB = r"(?:sent|loaded|put|placed|moved|copied|allocated|created|pushed|materiali[sz]ed|initiali[sz]ed|transferred)"
 _PLACED_ON_GPU0 = (rf"\ball (?:of )?(?:the |my |our )?(?:\w+ )?{_WEIGHTS_NOUN}\b (?:\w+ )?(?:be|are|were|get|gets|got|is|was|being|getting) (?:first |all |always )?"
                    rf"{_PLACED_VERB} (?:first )?(?:to|on|onto|into|in) {_GPU0_TARGET}|"
                    rf"\b(?:every|each) (?:rank|process|worker|gpu process)\b[^.;]{{0,30}}?\b(?:loads?|puts?|sends?|moves?|places?|creates?|copies|allocates?) "
                    rf"(?:its |the |a |their )?(?:own )?(?:\w+ )?{_WEIGHTS_NOUN}\b (?:\w+ )?(?:on|to|onto|into) {_GPU0_TARGET}|"
                    rf"\bwhy (?:are |is |do |does |would )?(?:all (?:of )?)?(?:the |my )?{_WEIGHTS_NOUN}\b (?:be |get |being )?{_PLACED_VERB} (?:first )?(?:to|on|onto|into) {_GPU0_TARGET}")
+# A model dispatched across GPUs (device_map="auto") and then moved whole to one device: `.cuda()` or
+# `.to("cuda")` after from_pretrained(..., device_map=...) gathers every layer back onto cuda:0.
+_DISPATCH_UNDONE = (r"device_map\s?=\s?[^\n]{0,120}?\)\s?\.(?:cuda|to)\(|"
+                    r"\bdevice_map\b[^.;\n]{0,60}?\b(?:and|then|followed by|plus)\b (?:then |also |afterwards )?(?:call\w* |add\w* |us\w* )?(?:a |an )?\.?(?:cuda|to)\(")
+# Saved weights restored onto the GPU they were saved from instead of the one chosen ("the code loads
+# the pretrained weight mapped at gpu index:0", "it should be mapped to 'cpu' first", "torch.load without
+# map_location puts it on cuda:0").
+_RESTORED_ONTO_SAVED_GPU = (r"\b(?:mapped|maps?|loaded|loads|restored|restores|put|puts|placed|lands?|landed|goes|went) (?:\w+ ){0,2}(?:at|to|onto|on|in) "
+                            r"(?:the )?(?:global )?(?:gpu|cuda|device)(?: index)? ?:? ?0\b|"
+                            r"\b(?:without|no|missing|forgot(?: to (?:pass|set|use))?|not (?:passing|setting|using)) (?:a |the )?map_location\b|"
+                            r"\b(?:should|must|needs? to|ought to|has to) (?:\w+ )?(?:be )?(?:mapped|loaded|restored) (?:to|on|onto|into) (?:the )?['\"]?cpu\b")
 # Programs started apart, each given its own GPU ("7 training scripts, each on a specific gpu",
 # "independent runs with different seeds, one per card"): not one job's ranks, so what each leaves on
 # the first GPU is its own CUDA context or tensors made before it chose its device.
@@ -795,7 +811,7 @@ _OTHER_GPU_WANTED = (rf"\b(?:want|wanted|wants|would like|'d like|need|needs|nee
                      rf"(?:{_OTHER_GPU}|gpu i (?:set|chose|selected|specified|asked for))|"
                      r"\.(?:cuda|to)\(\)\s*(?:should|must|needs? to|has to|ought to) (?:be|read|become)\b[^.;?\n]{0,40}?\.(?:cuda|to)\((?!\))")
 _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |my )?(?:saved )?(?:checkpoints?|state[_ ]dicts?|weights|parameters|ckpt)\b|"
-                      r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights\b|"
+                      r"\btorch\.load\b|\bresum\w*|\brestor\w*|\bpretrained weights?\b|"
                       # a run started from saved state: "training starting from a specific checkpoint",
                       # "continue from my snapshot", or a flag that names a checkpoint file
                       r"\b(?:start\w*|continu\w*|initiali[sz]\w*|init\w*|pick\w* up|warm[- ]start\w*) (?:\w+ ){0,2}from (?:a |an |the |my |our |its |this |that )?(?:\w+ ){0,2}(?:checkpoints?|ckpt|snapshots?|saved (?:model|state|weights))\b|"
@@ -1652,6 +1668,8 @@ class Signals:
     library_beside_framework: bool = False  # a GPU library with its own allocator failed beside a framework in the same process
     ranks_on_gpu0: bool = False  # the job's other ranks have processes or memory on the first GPU
     placed_on_gpu0: bool = False  # each process of a multi-GPU launch puts the weights or tensors on the first GPU
+    dispatch_undone: bool = False  # a model split across GPUs by device_map, then moved whole onto one
+    restored_onto_saved_gpu: bool = False  # saved weights restored onto the GPU they came from (no map_location)
     separate_programs: bool = False  # programs started apart, each given its own GPU (not one job's ranks)
     memory_follows_workers: bool = False  # memory said to rise with the DataLoader's worker count
     saving_option_dropped: bool = False  # a memory-saving option asked for that the code never applies
@@ -2968,7 +2986,7 @@ def read_signals(context: TriageContext) -> Signals:
         # "LoRA works, full training dies": adapters named in a clause that went well are not what failed
         "lora": (_LORA, _without_wishes(what_failed)),
         "low_precision": (_LOW_PRECISION, note), "full_precision_said": (_FULL_PRECISION, note), "allocator_setting": (_ALLOCATOR_SETTING, note),
-        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "placed_on_gpu0": (_PLACED_ON_GPU0, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "saving_option_dropped": (_SAVING_OPTION_DROPPED, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
+        "fragmentation_said": (_FRAGMENTATION_SAID, note), "rank0_heavy": (_RANK0_HEAVY, note), "ranks_on_gpu0": (_RANKS_ON_GPU0, note), "placed_on_gpu0": (_PLACED_ON_GPU0, note), "dispatch_undone": (_DISPATCH_UNDONE, everything), "restored_onto_saved_gpu": (_RESTORED_ONTO_SAVED_GPU, note), "separate_programs": (_SEPARATE_PROGRAMS, note), "memory_follows_workers": (_MEMORY_FOLLOWS_WORKERS, note), "saving_option_dropped": (_SAVING_OPTION_DROPPED, note), "other_gpu_wanted": (_OTHER_GPU_WANTED, note), "loads_saved_state": (_LOADS_SAVED_STATE, note), "several_gpus": (_SEVERAL_GPUS, note), "splits_weights": (_SPLITS_WEIGHTS, f"{what_failed}\n{frames}\n{message}"), "switch_no_effect": (_SWITCH_NO_EFFECT, note), "many_sequences": (_MANY_SEQUENCES, note), "under_load": (_UNDER_LOAD, note),
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),

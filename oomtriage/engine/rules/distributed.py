@@ -76,6 +76,34 @@ def resumed_on_several_gpus(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def dispatch_undone(data: RuleInput) -> Iterator[Vote]:
+    """from_pretrained(..., device_map="auto") spreads the layers over the GPUs (and the CPU); a
+    `.cuda()` or `.to("cuda")` on the result moves every one of them back onto the current device, so
+    the first GPU must hold the whole model the split was there to avoid."""
+    if not data.signals.dispatch_undone:
+        return
+    yield Vote("other_process_or_device", 0.85, f'The model is split across devices by device_map and then moved whole to one '
+               f'("{data.signals.evidence["dispatch_undone"]}"): the .cuda() / .to() gathers every layer on cuda:0; drop it '
+               "and let device_map place the layers (move only the inputs to model.device).")
+    yield Vote("model_too_large", -0.4, "Split as device_map placed it, the model fits the GPUs together; one GPU is full because the move gathered it.")
+    yield Vote("distributed_replication", -0.4, "There is one model in one process, gathered by the move, not a replica per GPU.")
+    yield Vote("checkpoint_loading", -0.3, "The loader placed the weights as asked; the move after it is what put them all on one GPU.")
+
+
+@rule
+def restored_onto_saved_gpu(data: RuleInput) -> Iterator[Vote]:
+    """torch.load puts each saved tensor back on the device it was saved from (cuda:0 for most
+    checkpoints) unless map_location says otherwise: the restored copy lands on that GPU beside
+    whatever the program already holds there, not where the program meant it to go."""
+    signals = data.signals
+    if not (signals.restored_onto_saved_gpu and (signals.loads_saved_state or signals.phase == "loading")):
+        return
+    yield Vote("checkpoint_loading", 0.7, f'The saved weights are restored onto the GPU they were saved from '
+               f'("{signals.evidence["restored_onto_saved_gpu"]}"): torch.load(path, map_location="cpu") (or the chosen '
+               "device), then load_state_dict, and drop the loaded dict.")
+
+
+@rule
 def another_gpu_was_meant(data: RuleInput) -> Iterator[Vote]:
     """The note wants a GPU other than the one that ran out: the program never chose its device, so
     its tensors went to the default one (cuda:0, or the first card the runtime lists), which is
