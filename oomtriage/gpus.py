@@ -15,7 +15,9 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
     (r"5090", 32), (r"5080|5070 Ti|5060 Ti", 16), (r"5070", 12), (r"5060", 8),
     (r"4090|3090|TITAN RTX", 24), (r"4080", 16), (r"4070 Ti", 12), (r"4070", 12), (r"4060 Ti", 16), (r"4060", 8),
     (r"3080 Ti", 12), (r"3080", 10), (r"3070|3060 Ti", 8), (r"3060", 12), (r"2080 Ti|1080 Ti", 11),
-    (r"2080|2070|2060 SUPER|1080|1070", 8), (r"2060|1660|1060|4050", 6), (r"3050", 8), (r"1650|1050", 4),
+    (r"2080|2070|2060 SUPER|1080|1070", 8), (r"2060|1660|1060|4050", 6), (r"3050", 8), (r"1650|1050 Ti", 4),
+    # the GTX 1050 itself ships with 2 GB (a rarer 3 GB part exists); the 1050 Ti with 4
+    (r"1050", 2),
     # laptop MX parts: 2 GB is the common configuration (some MX150-MX570 ship with 4 GB)
     (r"MX ?[1-5][1-7]0(?:s\b|\b)", 2),
     (r"980 Ti", 6), (r"\b9[78]0\b", 4), (r"750 Ti|\b960\b", 2), (r"TITAN V", 12), (r"TITAN X", 12),

@@ -7511,3 +7511,47 @@ def test_saved_weights_restored_onto_the_gpu_they_came_from_is_the_loading(note)
 
 def test_a_tensor_put_on_gpu_0_with_nothing_loaded_is_no_restore():
     assert "checkpoint_loading" not in ids("RuntimeError: CUDA out of memory.", "the images are put on gpu 0 for the forward pass")[:1]
+
+
+EVAL_BIG = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.44 GiB. GPU 0 has a total capacity of 10.58 GiB of "
+            "which 4.44 GiB is free. Of the allocated memory 5.77 GiB is allocated by PyTorch, and 178.42 MiB is reserved by PyTorch but unallocated.")
+
+
+@pytest.mark.parametrize("note", [
+    "It always fails in the evaluation phase of fine-tuning: memory starts to creep up batch after batch until it overflows.",
+    "Validation: the GPU memory keeps growing with every batch and then it crashes.",
+    "During evaluation the memory increases step by step until this error.",
+])
+def test_one_large_request_after_evaluation_memory_climbed_is_the_kept_results(note):
+    """A single large request at the end of a climb in evaluation is the kept results joined into one tensor."""
+    ranking = ids(EVAL_BIG, note)
+    assert ranking[0] == "reference_leak" and "input_size_too_large" not in ranking[:1]
+
+
+def test_one_large_request_at_evaluation_with_no_climb_stays_the_input():
+    assert "input_size_too_large" in ids(EVAL_BIG, "It fails in the evaluation phase, on the first batch.")[:2]
+
+
+TWO_GB_CARD = ("RuntimeError: CUDA out of memory. Tried to allocate 539.12 MiB (GPU 0; 1.96 GiB total capacity; "
+               "731.36 MiB already allocated; 533.31 MiB free; 90.77 MiB cached)")
+
+
+@pytest.mark.parametrize("note", ["I have 19gb of memory so this is surprising; my card is a GTX 1050.",
+                                  "We have 32 GB of memory and an MX150 in this laptop."])
+def test_memory_far_from_the_named_cards_size_is_the_machines(note):
+    """A bare "N GB of memory" far from what the named card holds is RAM, not the card."""
+    signals = _signals(note, text=TWO_GB_CARD)
+    assert signals.note_gpu_capacity is not None and signals.note_gpu_capacity <= 8 * 10**9
+    assert ids(TWO_GB_CARD, note)[0] != "framework_bug"
+
+
+def test_a_gtx_1050_holds_two_gigabytes_and_its_ti_four():
+    from oomtriage.gpus import capacity_of_gpu
+    assert capacity_of_gpu("GTX 1050") == 2 * 10**9 and capacity_of_gpu("GTX 1050 Ti") == 4 * 10**9
+
+
+@pytest.mark.parametrize("note", ["It occurs when I increase my example.txt size from one to a few sentences.",
+                                  "It worked when I lengthened the prompt from one to three paragraphs? No: then it fails.",
+                                  "Going from a single page to 20 pages of text it runs out."])
+def test_one_input_made_longer_is_the_input(note):
+    assert _signals(note).input_raised

@@ -663,7 +663,11 @@ _BATCH_RAISED = (r"(?:increas|rais|doubl|bump|go)\w* (?:up )?(?:the |my )?(?!fro
                  r"\d+ (?:\w+ )?per (?:mini-?)?batch\b[^.;]{0,40}\b\d+ (?:\w+ )?per (?:mini-?)?batch")
 # The input made larger as what made it fail ("when I tried to increase the size of the image", "doubling
 # the resolution", "a larger image size"): each activation grows with it.
-_INPUT_RAISED = (r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |our )?(?:\w+ )?(?:size|resolution|dimensions?|side|length) of (?:the |my |our |each |every )?"
+_INPUT_RAISED = (# one input made longer: "when I increase my example.txt size from one to a few sentences",
+                 # "going from a 10-second clip to two minutes"
+                 r"\b(?:increas|rais|grow|extend|lengthen|go|going|went)\w* (?:the |my |our )?(?:[\w.-]+ )?(?:size |length )?from (?:one|a single|a|an|\d+)[- ]?(?:\w+ )?"
+                 r"to (?:a few|several|many|multiple|two|three|\d+)[- ]?(?:\w+ )?(?:sentences?|words?|tokens?|lines?|paragraphs?|pages?|seconds?|minutes?|frames?)\b|"
+                 r"\b(?:increas|rais|doubl|bump|enlarg|upscal)\w* (?:the |my |our )?(?:\w+ )?(?:size|resolution|dimensions?|side|length) of (?:the |my |our |each |every )?"
                  r"(?:images?|pictures?|photos?|inputs?|frames?|crops?|patch(?:es)?|renders?|outputs?|sequences?|videos?)\b|"
                  r"\b(?:increas|rais|doubl|bump|enlarg)\w* (?:the |my |our )?(?:image|input|crop|patch|render|output|training|default) ?(?:size|resolution|length|side)s?\b|"
                  r"\b(?:larger|bigger|higher) (?:image|input|crop|patch|output|render) ?(?:sizes?|resolutions?)\b|"
@@ -2147,7 +2151,18 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
             _search(r"(?:system|host|cpu|ram|machine|server|node|computer|laptop|desktop|workstation|instance)\W+(?:\w+\W+){0,3}$",
                     note[max(0, gpu.start() - 40):gpu.start()]):
         gpu = None  # "a machine with 64 GB of memory" is the host's RAM, not the card
-    have = _search(r"\b(?:i|we) (?:only )?have (?:a |an |only |just )?(\d{1,3}(?:\.\d+)?)\s?(?:GB\b|G\b)?(?= ?(?:GB|of vram|vram|\.|,|;|$))", note)
+    if gpu and gpu.group(0).lower().endswith(" of memory"):
+        # "I have 19gb of memory ... on a GTX 1050": a bare "of memory" far from the size of the card the
+        # note names is the machine's RAM; the named card says what the GPU holds
+        named = find_gpu_name(note, bare=True)
+        named_capacity = capacity_of_gpu(named) if named else None
+        said = float(next(group for group in gpu.groups() if group)) * 10**9
+        if named_capacity and not 0.5 <= said / named_capacity <= 2:
+            gpu = None
+    # ("I have 19gb of memory" beside a 2 GB card's message is the machine's RAM: "of memory" or "of RAM"
+    # without a GPU word names no card)
+    have = _search(r"\b(?:i|we) (?:only )?have (?:a |an |only |just )?(\d{1,3}(?:\.\d+)?)\s?(?:GB\b|G\b)?(?= ?(?:GB|of vram|vram|\.|,|;|$))"
+                   r"(?! ?(?:GB|G)? (?:of )?(?:system |host |cpu |main )?(?:memory|ram)\b)", note)
     # "my GPU has 8GB", "the card has only 6 GB" (not "the GPU has 8GB free": what was left)
     have = have or _search(r"\b(?:gpu|card|graphics card|video card)(?:'s memory)? (?:only |just )?(?:has|is) (?:only |just )?(\d{1,3}(?:\.\d+)?)\s?Gi?B\b"
                            r"(?! (?:of (?:it |that |them )?)?(?:is |are |was )?(?:still )?(?:free|left|available|remaining|unused|in use|used))", note)

@@ -124,6 +124,14 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
         # batch after batch is outputs kept across batches, with their graphs (no no_grad) or without.
         said = signals.evidence["growth"]
         yield Vote("missing_no_grad", 0.45, f'Memory grew batch after batch in evaluation ("{said}").')
+        if big_request:
+            # One large request at the end of a climb is the kept results joined into one tensor
+            # (torch.cat / a concatenation of every batch's predictions), which grows with the batches
+            # seen so far: no input is that large, and graphs are never joined into one allocation.
+            yield Vote("reference_leak", 0.55, f"Memory climbed batch after batch and then one {format_size(n.requested)} "
+                       "request failed: the results kept so far, concatenated into one tensor; reduce them per batch "
+                       "(argmax, metrics) and move them to the CPU as they come.")
+            yield Vote("input_size_too_large", -0.45, "The large request grew with the batches seen, not with any one input.")
         if signals.no_grad_already or (signals.managed_eval and not signals.own_code):
             # Under no_grad there is no graph to keep: what grows is the outputs, metrics or logged
             # values held on the GPU from batch to batch.
