@@ -7555,3 +7555,52 @@ def test_a_gtx_1050_holds_two_gigabytes_and_its_ti_four():
                                   "Going from a single page to 20 pages of text it runs out."])
 def test_one_input_made_longer_is_the_input(note):
     assert _signals(note).input_raised
+
+
+@pytest.mark.parametrize("note", [
+    "OOM when running models one by one:\nfor i in range(3):\n    model, optimizer, scheduler = build_training_objects(cfg)\n"
+    "    train(model, optimizer)\n    del model\n    torch.cuda.empty_cache()",
+    "Cross-validation:\nfor fold in range(5):\n    net = UNet(3, 2).cuda()\n    fit(net, folds[fold])",
+    "for seed in seeds:\n    clf = build_classifier(seed)\n    clf.fit(x, y)",
+])
+def test_a_model_built_in_a_loop_body_of_pasted_code_is_kept_models(note):
+    assert _signals(note).models_in_a_loop
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "reference_leak"
+
+
+@pytest.mark.parametrize("note", ["for batch in loader:\n    model = model.to(device)\n    out = model(batch)",
+                                  "for batch in loader:\n    out = model(batch)\n    loss = crit(out, y)"])
+def test_a_loop_that_reuses_its_model_builds_none(note):
+    assert not _signals(note).models_in_a_loop
+
+
+@pytest.mark.parametrize("note", [
+    "My loop:\nfor batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n    optimizer.zero_grad()",
+    "Here is the training code\n  outputs = model(x)\n  loss.backward()\n  optimizer.step()",
+])
+def test_an_optimizer_step_in_pasted_code_is_not_where_it_failed(note):
+    assert not _signals(note).optimizer_step
+
+
+def test_an_optimizer_step_said_in_prose_is_still_where_it_failed():
+    assert _signals("It crashes at optimizer.step() on the very first iteration.").optimizer_step
+
+
+@pytest.mark.parametrize("note", [
+    "When the training is start, the memory usage is very high (12756MiB / 16276MiB) and drops to normal after a while (4689MiB).",
+    "When it started the GPU usage was huge, then it went down after some iterations.",
+])
+def test_a_peak_when_training_starts_that_settles_is_the_algorithm_search(note):
+    assert _signals(note).start_peak_then_lower
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "cudnn_or_workspace"
+
+
+def test_sharded_weights_and_gradients_that_fit_leave_the_optimizer_state_over():
+    """Per GPU, the taxonomy's line: weights and gradients fit, Adam's moments push the share over."""
+    note = "Full fine-tuning of a 13B model on 2 A100 40GB GPUs in bf16 with torchrun; batch size 1 still OOMs."
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "optimizer_state"
+
+
+def test_sharded_weights_that_do_not_fit_stay_the_model():
+    note = "Full fine-tuning of a 70B model on 2 A100 40GB GPUs in bf16 with torchrun; batch size 1 still OOMs."
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"

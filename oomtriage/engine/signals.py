@@ -1005,7 +1005,7 @@ _SMALLER_INPUT_FITS = (rf"\b{_INPUT_KNOB}\b{_NOT_DENIED}{{0,12}}?(?:to |= ?|of |
                        rf"(?<!n't )(?<!not )(?<!never )\b{_WORKS}(?: well| fine| ok| okay)? (?:for|with|on) (?:the )?(?:short|small|shorter|smaller|tiny) (?:\w+ )?{_INPUT_NOUN}")
 # Memory high at the start of a run that settles lower after some iterations: an autotuner's trials
 # (cudnn.benchmark tries every convolution algorithm with its workspace on each new input shape).
-_START_PEAK_THEN_LOWER = (r"\b(?:at the (?:very )?(?:beginning|start)|when (?:the )?(?:training|it|the run) (?:starts|begins)|(?:in|during|for) the first (?:few |couple of )?(?:iterations?|steps?|batches)|"
+_START_PEAK_THEN_LOWER = (r"\b(?:at the (?:very )?(?:beginning|start)|when (?:the )?(?:training|it|the run) (?:is |was |gets )?(?:starts?|started|starting|begins?|began|beginning)|(?:in|during|for) the first (?:few |couple of )?(?:iterations?|steps?|batches)|"
                           r"(?:starts?|begins?) (?:out )?at (?:about |around )?\d[\d.]* ?(?:GB|GiB|G|MiB|MB))\b")
 # ... and what it settles to afterwards, in the same sentence
 _SETTLES_LOWER = (r"\b(?:drops?|dropping|dropped|falls?|fell|goes down|went down|decreases?|decreased|comes down|came down|settles?|settled|"
@@ -1235,8 +1235,21 @@ def _lines_before_failure(excerpt: str, count: int = 3) -> str:
     return "\n".join(kept)
 
 
+# Code in the note whose loop body builds a model each time round ("for i in range(2):\n    model,
+# optimizer, scheduler = get_training_obj(params)", "for fold in folds:\n    net = Net()"): what the
+# previous round left referenced (its optimizer, outputs, a list) keeps that model while the next is built.
+_MODEL_BUILT_IN_LOOP_CODE = re.compile(
+    r"^([ \t]*)for \w+(?:\s*,\s*\w+)* in [^\n:]{1,80}:[ \t]*\n(?:\1[ \t]+[^\n]*\n){0,3}?\1[ \t]+"
+    r"((?:\w+\s*,\s*){0,3}(?:(?:model|net|network|classifier|learner)\w*(?:\s*,\s*\w+){0,3}\s*=\s*(?!\s*(?:model|net)\w*\s*\.)[\w.]+|"
+    r"\w+(?:\s*,\s*\w+){0,3}\s*=\s*[\w.]*(?:model|net|network|classifier|regressor|learner|estimator|from_pretrained)(?<!\bmodel)(?<!\bnet)\w*)\()",
+    re.IGNORECASE | re.MULTILINE)
+
+
 def _models_built_in_a_loop(note: str) -> str | None:
     """The sentence that says models are built over and over in one process."""
+    code = _MODEL_BUILT_IN_LOOP_CODE.search(note)
+    if code:
+        return code.group(2)
     for sentence in _SENTENCE_END.split(note):
         looped, created = _search(_MODEL_LOOP, sentence), _search(_MODEL_CREATED, sentence)
         # A grid or hyper-parameter search, a k-fold run, fits a model per point by itself.
@@ -2953,6 +2966,19 @@ def _without_questions(note: str) -> str:
 _UI_WALKTHROUGH = r"\bclick(?:s|ed|ing)?\b|\b(?:tab|button|dropdown|drop-down|menu)s?\b|\bweb ?ui\b|\bgui\b"
 
 
+# A line of code pasted in a note: indented, or a statement (an assignment, a call, a loop header).
+_CODE_LINE = re.compile(r"^(?:[ \t]{2,}\S|[ \t]*(?:for|while|if|elif|with|def|return|import)\b[^\n]*:?\s*$|"
+                        r"[ \t]*[\w.\[\]'\"]+(?:\s*,\s*[\w.]+)*\s*=[^=][^\n]*$|[ \t]*[\w.]+\([^\n]*\)\s*$)", re.MULTILINE)
+
+
+def _without_code_lines(note: str) -> str:
+    """The note's prose: a training loop pasted into it lists every call it makes (optimizer.step(),
+    loss.backward()), which says what the code does, not where it failed."""
+    if "\n" not in note:
+        return note
+    return "\n".join(line for line in note.split("\n") if not _CODE_LINE.match(line))
+
+
 def _without_walkthrough_steps(note: str) -> str:
     if not _search(_UI_WALKTHROUGH, note):
         return note
@@ -3005,7 +3031,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
-        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, note),
+        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),

@@ -80,7 +80,17 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if gpus > 1:
         replicated = {1: 4 * params + 12 * params / gpus, 2: 2 * params + 14 * params / gpus}.get(stage or 0, full)
         sharded = full / gpus
-        if replicated > 0.8 * capacity and sharded > 0.8 * capacity:
+        # (the taxonomy's line, per GPU: the weights and their gradients, split over the GPUs, fitting
+        # while Adam's moments push the share over is the optimizer's state)
+        weights_and_grads_share = (4 if signals.low_precision else 8) * params / gpus
+        if replicated > 0.8 * capacity and sharded > 0.8 * capacity and weights_and_grads_share < 0.8 * capacity \
+                and not signals.small_state_optimizer:
+            yield Vote("optimizer_state", 0.7, f"Split over {gpus} GPUs the weights and their gradients take "
+                       f"{format_size(int(weights_and_grads_share))} per GPU of {format_size(capacity)}; Adam's states, 12 of the 16 "
+                       f"bytes per parameter ({format_size(int(12 * params))} in all), are what push the share over: offload or "
+                       "shard the optimizer (ZeRO), use an 8-bit or factored one, or train fewer parameters (LoRA).")
+            yield Vote("model_too_large", 0.4, f"Even fully sharded the model states take {format_size(int(sharded))} per GPU.")
+        elif replicated > 0.8 * capacity and sharded > 0.8 * capacity:
             # Even split across every GPU the states do not fit: no sharding stage is the fix.
             yield Vote("model_too_large", 0.65, f"Even fully sharded over {gpus} GPUs (ZeRO-3/FSDP) the model states take "
                        f"{format_size(int(sharded))} per GPU of {format_size(capacity)}: offload them (ZeRO-3 offload), "
