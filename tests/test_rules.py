@@ -7604,3 +7604,25 @@ def test_sharded_weights_and_gradients_that_fit_leave_the_optimizer_state_over()
 def test_sharded_weights_that_do_not_fit_stay_the_model():
     note = "Full fine-tuning of a 70B model on 2 A100 40GB GPUs in bf16 with torchrun; batch size 1 still OOMs."
     assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", [
+    "Using the vit_h checkpoint gives an OOM error: my GPU is an RTX 2080 Ti with only 11G VRAM, and vit_h officially recommends 12G or more VRAM.",
+    "The README says the model needs at least 24 GB of VRAM; I have a 3060 with 12GB.",
+    "Minimum VRAM: 16 GB according to the model card, and my laptop card has 8 GB.",
+])
+def test_a_stated_requirement_above_the_card_is_the_model(note):
+    assert _signals(note).stated_requirement
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
+
+
+@pytest.mark.parametrize("note", ["It needs 2 GB more than the card has.", "The batch needs 3 GB at this resolution.",
+                                  "The model needs 8 GB and my card has 24 GB, yet the batch of 64 fails."])
+def test_a_part_needing_more_or_a_requirement_the_card_meets_is_no_model_verdict(note):
+    signals = _signals(note)
+    assert not signals.stated_requirement or (signals.note_gpu_capacity or 0) >= signals.stated_requirement
+
+
+@pytest.mark.parametrize("note", ["Is my 8G video memory not enough? It works on the CPU.", "is my 6GB card not enough for this?"])
+def test_asking_whether_the_cards_memory_is_enough_is_a_requirement_question(note):
+    assert _signals(note).memory_requirement_asked

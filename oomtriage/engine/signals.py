@@ -1165,8 +1165,19 @@ _MEMORY_REQUIREMENT_ASKED = (HOW_TO_FIT_A_CARD + "|"
                              r"\b(?:needs?|needed|requires?|required)\b (?:a |an )?(?:bigger|larger|higher[- ](?:capability|capacity|end|memory)|stronger|more powerful|better|beefier) (?:gpu|card|graphics card)s?\b|"
                              r"\bneeds? (?:quite |so |very |such )?(?:a lot of|lots of|large|much|huge|big|that much|so much) (?:gpu |video |cuda )?memory\b|"
                              r"\bis (?:\d+(?:\.\d+)? ?(?:GB|GiB|G) |(?:my|this|a|one|the) (?:[\w-]+ ){0,3}(?:gpu|card) )(?:of (?:vram|memory) )?(?:not )?(?:enough|sufficient)\b|"
+                             # "is my 8G video memory not enough?"
+                             r"\bis (?:my|this|the|a|our) (?:\d+(?:\.\d+)? ?(?:GB|GiB|G) )(?:of )?(?:video |gpu |graphics )?(?:memory|vram|card|gpu) (?:really )?(?:not )?(?:enough|sufficient)\b|"
                              # "or will it run if I add more 24 GB GPUs?": more cards asked about, not tried
                              r"\b(?:if|when) (?:i|we) (?:add|use|get) more (?:[\w-]+ ){0,3}gpus\b|\b(?:does|would|will|can) (?:adding|using|getting) more (?:[\w-]+ ){0,3}gpus\b")
+# A memory requirement stated for the model ("sam_vit_h officially recommends 12G or more VRAM", "the
+# README says it needs at least 24 GB", "requires 16GB of VRAM"): the size it is said to need, read
+# against the card's.
+_STATED_REQUIREMENT = re.compile(
+    r"\b(?:officially |it |the model |this model |which )?(?:recommends?|recommended|requires?|required|needs?|needed|asks for|calls for)"
+    r"(?: at least| a minimum of| minimum| over| more than| about| around)? (\d{1,3}(?:\.\d+)?) ?(?:GB|GiB|G)\b(?: or (?:more|higher|above))?"
+    r"(?: (?:of )?(?:vram|gpu memory|video memory|gpu ram|memory))?|"
+    r"\b(?:minimum|min\.?|recommended|required) (?:vram|gpu memory|video memory)(?: is| of|:)? (?:at least )?(\d{1,3}(?:\.\d+)?) ?(?:GB|GiB|G)\b",
+    re.IGNORECASE)
 # Only one input in the whole run ("using only 1 example for now", "with a single image"): no batch
 # is left to cut, whatever the batch setting says.
 _ONE_INPUT_ONLY = (r"\b(?:only|just|even with|even on) (?:only |just )?(?:a single |one |1 )(?:training )?(?:example|sample|image|picture|item|instance|sequence|sentence|prompt|video|clip)\b|"
@@ -1687,6 +1698,7 @@ class Signals:
     placed_on_gpu0: bool = False  # each process of a multi-GPU launch puts the weights or tensors on the first GPU
     dispatch_undone: bool = False  # a model split across GPUs by device_map, then moved whole onto one
     restored_onto_saved_gpu: bool = False  # saved weights restored onto the GPU they came from (no map_location)
+    stated_requirement: int | None = None  # the memory the note says the model needs (bytes, as people write GB)
     separate_programs: bool = False  # programs started apart, each given its own GPU (not one job's ranks)
     memory_follows_workers: bool = False  # memory said to rise with the DataLoader's worker count
     saving_option_dropped: bool = False  # a memory-saving option asked for that the code never applies
@@ -2182,7 +2194,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     vram = _search(r"(\d+(?:\.\d+)?)\s?([GM])i?B? (?:of )?(?:VRAM|video memory)|(\d+(?:\.\d+)?)\s?GB (?:\w+ )?assigned to the (?:GPU|iGPU)", note)
     def used_before(match: re.Match[str] | None) -> bool:
         return bool(match and _search(r"\b(?:consum\w*|us(?:e|es|ed|ing)|tak(?:e|es|ing)|took|occup\w*|allocat\w*|eat\w*|ate|needs?|needed|requir\w*|fill\w*|hold\w*|held)"
-                                      r"(?: up)?(?: (?:about|around|roughly|almost|nearly|over|only|just|already|~))?\s?$", note[max(0, match.start() - 40):match.start()]))
+                                      r"(?: up)?(?: (?:about|around|roughly|almost|nearly|over|only|just|already|~|at least|a minimum of|more than))?\s?$", note[max(0, match.start() - 40):match.start()]))
     def free_after(match: re.Match[str] | None) -> bool:
         return bool(match and _search(r"^\W{0,3}(?:is |are |was |were )?still (?:free|left|available|unused|remaining)\b",
                                       note[match.end():match.end() + 30]))
@@ -2205,6 +2217,13 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
             # Colab's free tier lends a T4 (15 GB usable), the GPU a Colab or Kaggle notebook gets
             # unless it says which; paid cards are named when they are used.
             signals.note_gpu_capacity = 15 * 10**9
+    required = _STATED_REQUIREMENT.search(note)
+    if required and (_search(r"^\s?(?:more|extra|additional)\b", note[required.end():required.end() + 12]) or
+                     _search(r"\b(?:batch(?:es)?|steps?|activations?|layers?|requests?|allocations?|tensors?|buffers?)\s?$", note[max(0, required.start() - 20):required.start()])):
+        required = None  # "it needs 2 GB more", "the batch needs 3 GB": what one part needs on top, not the model
+    if required:
+        signals.stated_requirement = int(float(required.group(1) or required.group(2)) * 10**9)
+        signals.evidence["stated_requirement"] = required.group(0).strip()
     tpu = _search(r"\btpu[- ]?v?(\d(?:e|p)?)(?:-\d+)?\b|\bv(\d(?:e|p)?)-\d+\b", note)
     # (the precision the run stores its weights in, not one the note asks how to set)
     signals.weight_bytes = _weight_bytes(_without_wishes(note))

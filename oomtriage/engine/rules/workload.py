@@ -1060,6 +1060,19 @@ def input_raised(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def stated_requirement_above_the_card(data: RuleInput) -> Iterator[Vote]:
+    """The note gives what the model is said to need ("recommends 12 GB or more") and the card holds
+    less: the model (and what its use needs beside it) is larger than the card, before any batch."""
+    signals, n = data.signals, data.numbers
+    card = signals.note_gpu_capacity or (int(n.total / 2**30 * 10**9) if n.total else None)  # a person's GB against a card's
+    if not (signals.stated_requirement and card) or card >= 0.97 * signals.stated_requirement:
+        return
+    yield Vote("model_too_large", 0.7, f'The model is said to need more than this card holds ("{signals.evidence["stated_requirement"]}", '
+               f"against about {card / 10**9:.0f} GB): use its smaller variant, a quantized or half-precision copy, offload, or a larger card.")
+    yield Vote("batch_too_large", -0.2, "What the model needs by itself exceeds the card before any batch.")
+
+
+@rule
 def longer_item_at_failure(data: RuleInput) -> Iterator[Vote]:
     """A run that fails on one input longer than the others (a long sample drawn after many short
     ones) is sized by that input: its activations, and attention's square of its length, are what did
