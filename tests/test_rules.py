@@ -7626,3 +7626,16 @@ def test_a_part_needing_more_or_a_requirement_the_card_meets_is_no_model_verdict
 @pytest.mark.parametrize("note", ["Is my 8G video memory not enough? It works on the CPU.", "is my 6GB card not enough for this?"])
 def test_asking_whether_the_cards_memory_is_enough_is_a_requirement_question(note):
     assert _signals(note).memory_requirement_asked
+
+
+@pytest.mark.parametrize("note", ["The program takes a lot of memory in GPU0 but much less memory in others. Why would this happen?",
+                                  "Imbalanced GPU memory: cuda:0 is nearly full from the start.",
+                                  "GPU 0 uses far more than the rest and runs out."])
+def test_memory_compared_across_gpus_says_there_are_several(note):
+    signals = _signals(note)
+    assert signals.several_gpus and signals.rank0_heavy
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_one_gpu_filling_up_names_no_other():
+    assert not _signals("GPU 0 fills up after a few steps and it crashes.").several_gpus

@@ -825,7 +825,10 @@ _LOADS_SAVED_STATE = (r"\bload\w* (?:\w+ ){0,4}(?:from )?(?:a |the |its |their |
 _NOT_EVEN_ACROSS = (r"(?:\bnot|n't) (?:\w+ ){0,3}(?:evenly|equally|uniformly|balanced)\b[^.;]{0,30}\b(?:gpus|cards|devices|ranks)\b|"
                     r"\b(?:memory|usage|vram)\b[^.;]{0,20}\b(?:differs?|varies|vary|differ) (?:a lot |greatly |widely |much |very much )?(?:between|across|among) (?:the )?(?:gpus|cards|devices|ranks)\b")
 # More than one GPU, said without a count: "my GPUs are TITAN Xp", "more than the others".
-_SEVERAL_GPUS = r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?(?:the )?(?:others|other (?:gpus|cards|devices|ranks)|rest)\b"
+_SEVERAL_GPUS = (r"\b(?:my|our|the|both|all|two|several|multiple|these) (?:\w+ )?(?:gpus|cards)\b|than (?:all )?(?:the )?(?:others|other (?:gpus|cards|devices|ranks)|rest)\b|"
+                 # "a lot of memory in GPU0 but much less in others", "imbalanced GPU memory": memory compared across GPUs
+                 r"\b(?:less|more|fewer|lower|higher) (?:\w+ ){0,2}(?:in|on|of|by|for) (?:the |all )?(?:others|other (?:gpus|cards|devices|ranks)|rest)\b|"
+                 r"\b(?:imbalanced|unbalanced|uneven|unequal) (?:gpu |vram |video )?(?:memory|vram|gpu memory)(?: usage| use)?\b")
 # Many sequences decoded at once (samples, beams, returned sequences): a KV cache for each.
 # Several outputs generated for each prompt (candidates to pick from, images per prompt): they go
 # through the network together, so the batch is prompts x outputs per prompt.
