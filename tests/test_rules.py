@@ -7639,3 +7639,28 @@ def test_memory_compared_across_gpus_says_there_are_several(note):
 
 def test_one_gpu_filling_up_names_no_other():
     assert not _signals("GPU 0 fills up after a few steps and it crashes.").several_gpus
+
+
+@pytest.mark.parametrize("note", ["It fails for photos larger than 640x480px on my 12 GB card.",
+                                  "The image resolutions were 4000 by 3000.",
+                                  "Frames sized 1920 by 1080 run out of memory."])
+def test_an_image_size_written_in_pixels_or_words_is_a_large_input(note):
+    assert _signals(note).long_input
+
+
+def test_a_count_by_a_count_is_no_image_size():
+    assert not _signals("we went from 100 by 100 batches to 200").long_input
+
+
+VAE_ENCODE = ('  File "pipeline.py", line 412, in __call__\n'
+              "    latents = self.vae.encode(image * 2 - 1).latent_dist.sample()\ntorch.cuda.OutOfMemoryError: CUDA out of memory.")
+
+
+def test_a_vae_drawing_its_latent_is_no_generation_loop():
+    assert _signals("super-resolution of one photo", text=VAE_ENCODE).phase != "generation"
+    assert "kv_cache_or_generation" not in ids(VAE_ENCODE, "super-resolution of one photo")[:1]
+
+
+def test_a_model_sampling_tokens_is_still_generation():
+    text = '  File "run.py", line 9, in main\n    out = model.sample(input_ids, max_new_tokens=512)\ntorch.cuda.OutOfMemoryError: CUDA out of memory.'
+    assert _signals("", text=text).phase == "generation"

@@ -27,7 +27,8 @@ _PHASE_FRAME_PATTERNS: list[tuple[Phase, str]] = [
                 r"load_\w*(?:state|ckpt|checkpoint|weights|model)|_load_from_state_dict|load_model|safe_open|load_file"),
     ("optimizer_setup", r"(?:init|initiali[sz]e|configure|setup|create|build)_\w*optim|deepspeed\.initialize|\binitialize\(|"
                         r"ZeroOptimizer|zero_optim|_init_zero|optimizer_and|and_optimizer"),
-    ("generation", r"\bgenerate\b|beam_search|\bsample\(|greedy_search|past_key_values|\.chat\(|\bchat\b|decode_step|"
+    # (a VAE's `latent_dist.sample()` / `posterior.sample()` draws from a distribution: no decoding loop)
+    ("generation", r"\bgenerate\b|beam_search|(?<!dist\.)(?<!posterior\.)\bsample\(|greedy_search|past_key_values|\.chat\(|\bchat\b|decode_step|"
                    r"transcribe|pipeline\(|profile_run|determine_num_available_blocks|_profile"),
     ("evaluation", r"\beval(?:uate|uation)?\b|\bvalid(?:ate|ation)?\b|_?eval_?|_?val_?(?:step|epoch|loop)|validation_step|"
                    r"\btest(?:_step|_loop|_epoch)?\b|\bpredict(?:ion_step|ion_loop)?\b|\binference\b|evaluation_loop|\binfer\b|"
@@ -907,7 +908,9 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                r"\b(?:sequences?|inputs?|prompts?|contexts?|documents?|samples?) (?:is|are|was|were|get|gets|got) (?:too|very|really|so) long\b|"
                r"\b(?:larger|bigger|high|higher|full|huge|very large|large) (?:\w+ )?(?:resolution|images?|inputs?|files?|point clouds?|scenes?|volumes?)\b|"
                # (a side of 512 or more: 256x256 is a small image today)
-               r"\b(?:[5-9]\d{2}|\d{4,5}) ?[x×*] ?\d{3,5}\b|\b\d{3,5} ?[x×*] ?(?:[5-9]\d{2}|\d{4,5})\b|full[- ]res|"
+               # ("640x480px"; "resolutions were 4000 by 3000")
+               r"\b(?:[5-9]\d{2}|\d{4,5}) ?[x×*] ?\d{3,5}(?:px|p)?\b|\b\d{3,5} ?[x×*] ?(?:[5-9]\d{2}|\d{4,5})(?:px|p)?\b|full[- ]res|"
+               r"\b(?:resolutions?|images?|photos?|pictures?|frames?|sized?)\b[^.;]{0,20}?\b(?:[5-9]\d{2}|\d{4,5}) by \d{3,5}\b|"
                # a resolution written in thousands of pixels across: "4K video", "a resolution around 2k"
                r"\b[2-8] ?k (?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?|inputs?|scans?)\b|"
                r"\b(?:resolution|images?|pictures?|photos?|videos?|frames?|footage|renders?|textures?)\b[^.;,]{0,30}?\b(?:is|are|of|at|around|about|near|up to) (?:about |around |roughly |nearly |over )?[2-8] ?k\b(?! ?(?:tokens?|steps?|iterations?|samples?|rows?|words?|context))|"
