@@ -7664,3 +7664,25 @@ def test_a_vae_drawing_its_latent_is_no_generation_loop():
 def test_a_model_sampling_tokens_is_still_generation():
     text = '  File "run.py", line 9, in main\n    out = model.sample(input_ids, max_new_tokens=512)\ntorch.cuda.OutOfMemoryError: CUDA out of memory.'
     assert _signals("", text=text).phase == "generation"
+
+
+@pytest.mark.parametrize("note", [
+    "I'm able to train only if I set the batch size to 8. I also get the same CUDA out of memory error at inference time, where the batch size is set to 1.",
+    "Training works with batch 4; evaluation with batch 1 fails on the full-resolution images.",
+])
+def test_a_smaller_batch_failing_in_another_phase_is_no_size_inversion(note):
+    assert not _signals(note).smaller_fails_larger_works
+
+
+def test_a_smaller_size_failing_in_the_same_phase_is_still_an_inversion():
+    assert _signals("Training at batch 8 works, but training at batch 4 fails.").smaller_fails_larger_works
+
+
+@pytest.mark.parametrize("note", ["Chatting with OpenAssistant_oasst-sft-4-pythia-12b in the web UI runs out after a few messages.",
+                                  "Serving the llama-2-7b-dpo-merged model fails on the first request."])
+def test_a_training_method_inside_a_models_name_is_no_training(note):
+    assert _signals(note).phase != "training"
+
+
+def test_a_training_method_named_on_its_own_is_training():
+    assert _signals("SFT of a 7B model on one GPU fails at the first step.").phase == "training"

@@ -80,7 +80,7 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     # "we trained it for a day before the OOM" is training; "the GPU the model was trained on" is history
     # "at the end of training", "after training" say training was over: when, not what ran.
     # "train-100", "train_2" name a dataset's split, not the training run.
-    ("training", r"(?<!end of )(?<!after )(?<!once )(?<!finish )(?<!finished )\btrain(?:ing|s)?\b(?![-_]\d)|\b(?:dpo|ppo|kto|orpo|grpo|sft|rlhf)\b|\b(?:I|we|they) (?:\w+ )?trained\b|\btrained (?:batch by batch|step by step|epoch after epoch)\b|"
+    ("training", r"(?<!end of )(?<!after )(?<!once )(?<!finish )(?<!finished )\btrain(?:ing|s)?\b(?![-_]\d)|(?<![\w-])(?:dpo|ppo|kto|orpo|grpo|sft|rlhf)(?![\w-])|\b(?:I|we|they) (?:\w+ )?trained\b|\btrained (?:batch by batch|step by step|epoch after epoch)\b|"
                  r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
@@ -2495,6 +2495,11 @@ def smaller_fails_larger_works(note: str) -> str | None:
         # "it trains at batch 32; wrapped with accumulation even batch 8 fails": the setup changed
         # between the two runs, so the sizes are not all that differs
         if _search(r"\beven\b", failing) or _search(r"\b(?:original|wrapped|added|adding|enabled|enabling|switched|instead|another|different)\b", failing + " " + working):
+            continue
+        # ("training fits at batch 8 ... and at inference even batch 1 fails": two phases with their own inputs)
+        phases = [bool(_search(r"\btrain", clause)) for clause in (working, failing)], \
+            [bool(_search(r"\b(?:inference|infer\w*|eval\w*|test\w*|validat\w*|predict\w*)\b", clause)) for clause in (working, failing)]
+        if phases[0][0] != phases[0][1] and phases[1][0] != phases[1][1]:
             continue
         # ("works with the full 800k and with 150k, but 300k crashes": some working size is larger)
         failing_sizes, working_sizes = _clause_sizes(failing), _clause_sizes(working)
