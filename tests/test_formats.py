@@ -596,3 +596,17 @@ def test_an_xla_status_under_jax_stays_jaxs():
     text = ('  File "/usr/lib/python3.11/site-packages/jax/_src/interpreters/pxla.py", line 1229, in __call__\n'
             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 34359738368 bytes.")
     assert analyze_inputs([], text=text).error.framework == "jax"
+
+
+METAL_MAPPED = """ggml_metal_init: recommendedMaxWorkingSetSize  = {ws:.2f} MB
+ggml_metal_add_buffer: allocated 'data            ' buffer, size =  8192.00 MiB, offs =            0
+ggml_metal_add_buffer: allocated 'data            ' buffer, size =  {last:.2f} MiB, offs =  8482390016, ({total:.2f} / {ws:.2f})ggml_metal_add_buffer: warning: current allocated size is greater than the recommended max working set size
+"""
+
+
+@pytest.mark.parametrize(("ws", "last"), [(10922.67, 3241.14), (5461.34, 1024.0)])
+def test_metal_buffers_past_the_working_set_are_the_model(ws, last):
+    """ggml's Metal backend warns when the model's mapped buffers pass the GPU's working set."""
+    text = METAL_MAPPED.format(ws=ws, last=last, total=8192.0 + last)
+    report = analyze_inputs([], text=text, note="running a quantized model on my MacBook fails")
+    assert report.causes and report.causes[0].id == "model_too_large"

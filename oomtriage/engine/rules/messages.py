@@ -330,6 +330,24 @@ def _ggml_compute_buffer(error, before: str) -> Iterator[Vote]:
                    "GPU; builds since llama.cpp's fallback retry without it when they do not fit (GGML_SCHED_MAX_COPIES=1 turns it off).")
 
 
+# ggml's Metal backend reports each buffer it maps with the running total against the GPU's working
+# set ("(19626.77 / 10922.67)") and warns once the total passes it: the model's own buffers (weights,
+# KV cache) already exceed what the GPU may keep resident, before any compute runs.
+_METAL_WORKING_SET = re.compile(r"\((\d{3,7}(?:\.\d+)?) / (\d{3,7}(?:\.\d+)?)\)\s*ggml_metal_add_buffer: warning: current allocated size is greater than the recommended max working set size")
+
+
+@rule
+def metal_working_set_exceeded(data: RuleInput) -> Iterator[Vote]:
+    excerpt = data.context.excerpt.text if data.context.excerpt else ""
+    if "recommended max working set" not in excerpt:
+        return
+    over = _METAL_WORKING_SET.search(excerpt[-200_000:])
+    said = f" ({float(over.group(1)) / 1024:.1f} GiB of buffers against {float(over.group(2)) / 1024:.1f} GiB)" if over else ""
+    yield Vote("model_too_large", 0.7, f"The Metal buffers the model maps already exceed the GPU's recommended working set{said}: "
+               "a smaller or more quantized model, fewer layers on the GPU (-ngl), or a machine with more unified memory.")
+    yield Vote("batch_too_large", -0.2, "The buffers past the working set are the model's own, mapped before any batch runs.")
+
+
 # XLA's TPU buffer report prints, per large allocation, the memory its tiled layout adds
 # ("Extra memory due to padding: 31.00G (32.0x expansion)") and what the program exceeded.
 _TILE_PADDING = re.compile(rf"Extra memory due to padding: ({SIZE_PATTERN}) \((\d{{1,6}}(?:\.\d{{1,3}})?)x expansion\)")
