@@ -7686,3 +7686,12 @@ def test_a_training_method_inside_a_models_name_is_no_training(note):
 
 def test_a_training_method_named_on_its_own_is_training():
     assert _signals("SFT of a 7B model on one GPU fails at the first step.").phase == "training"
+
+
+@pytest.mark.parametrize("note", ["Mask evaluation runs out of memory: paste_mask scales the masks back to 4288x2848.",
+                                  "During eval the MaskDINO model fails in pairwise_iou.",
+                                  "Evaluating a DETR model on full-size images fails."])
+def test_detections_post_processing_names_a_detection_model(note):
+    signals = _signals(note)
+    assert "detection" in signals.domains
+    assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]

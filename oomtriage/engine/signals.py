@@ -1582,7 +1582,10 @@ _AUTO_BATCH = (r"batch[_ ]size[ =:]*auto\b|auto_find_batch_size|find_executable_
                r"\bautobatch\b|\bbatch\s?=\s?-1\b|auto_scale_batch_size|scale_batch_size|batch[_ ]size (?:finder|tuner)")
 _DETECTION = (r"\bdetect(?:or|ion)\b|segmentation|\byolo\w*|r-?cnn|retinanet|\bssd\d*\b|bounding box|anchors?|point ?cloud|"
               # segmentation architectures by family name
-              r"\bseg(?:net|former)\b|\bdeeplab\w*|\bpspnet\b|\bfcn\b|\bmask ?former\b|\bsemantic seg\w*")
+              r"\bseg(?:net|former)\b|\bdeeplab\w*|\bpspnet\b|\bfcn\b|\bmask ?former\b|\bsemantic seg\w*|"
+              # detection's own post-processing: masks pasted back at the image's size, box IoU matrices,
+              # DETR-family detectors ("mask evaluation", "paste_mask", "pairwise_iou", "Mask2Former", "MaskDINO")
+              r"\bmask (?:evaluation|eval|head|predictions?)\b|\bpaste_masks?\b|\bpairwise_iou\b|\bbox_iou\b|\bmask\d?(?:former|dino)\b|\bdetr\w*|\bdino\b")
 _VARIABLE_LENGTH = (r"translation|\bnmt\b|seq2seq|speech|\basr\b|transducer|\brnnt\b|audio|sentences?\b|variable[- ]length|bucket|"
                     r"max[-_ ]?duration|utterances?|\bwav\b|"
                     # ("I'm not using dynamic shapes" says the shapes are fixed)
