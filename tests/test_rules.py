@@ -7695,3 +7695,17 @@ def test_detections_post_processing_names_a_detection_model(note):
     signals = _signals(note)
     assert "detection" in signals.domains
     assert "input_size_too_large" in ids("RuntimeError: CUDA out of memory.", note)[:2]
+
+
+@pytest.mark.parametrize("note", [
+    "When running model.generate with a Seq2SeqLM I get OOM in Colab when passing in a large batch (i.e. 1000 samples).",
+    "I call pipe(texts) on a batch of 5000 prompts at once and generation runs out of memory.",
+])
+def test_every_prompt_passed_to_generate_in_one_batch_is_the_batch(note):
+    assert _signals(note).whole_set_one_batch
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "batch_too_large"
+
+
+def test_many_return_sequences_for_one_prompt_stay_the_cache():
+    note = "model.generate(input_ids, num_return_sequences=64, max_new_tokens=1024) on one prompt runs out of memory"
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "kv_cache_or_generation"

@@ -1384,7 +1384,10 @@ _QUADRATIC_IN_LENGTH = (r"\b(?:grows?|goes up|increases?|scales?|rises?|jumps?|q
 _SET_ITEMS = r"(?:sentences|images|samples|documents|examples|items|inputs|texts|rows|frames|pages|prompts|queries|passages|chunks)"
 _WHOLE_SET_ONE_BATCH = (r"\b(?:one|a single|a) (?:big |huge |giant |single )?batch\w*(?: tensor)? (?:from|of|with|containing|out of) (?:all|every)\b|"
                         rf"\ball (?:of )?(?:the |my |its )?(?:\w+ )?{_SET_ITEMS}\b[^.;]{{0,40}}?\b(?:at once|in one batch|in a single batch|in one go|in one forward|as one batch)\b|"
-                        r"\b(?:whole|entire|full) (?:data ?set|test set|validation set|eval set|corpus|document) (?:in|as|through) (?:one|a single) (?:batch|forward|pass)\b")
+                        r"\b(?:whole|entire|full) (?:data ?set|test set|validation set|eval set|corpus|document) (?:in|as|through) (?:one|a single) (?:batch|forward|pass)\b|"
+                        # "passing in a large batch (i.e. 1000 samples)", "a batch of 5000 prompts at once"
+                        rf"\b(?:a |one )?(?:large|big|huge|giant|single) batch\b[^.;]{{0,12}}?\(?(?:i\.e\.|e\.g\.|of|with|like)? ?(?:\d{{1,3}},)?\d{{3,}} {_SET_ITEMS}\b|"
+                        rf"\ba batch of (?:\d{{1,3}},)?\d{{4,}} {_SET_ITEMS}\b")
 # A model built whole and then handed to full sharding: "deepspeed.zero.Init(module=model)", created
 # outside the zero.Init context, moved to the GPU before FSDP wraps it.
 _BUILT_BEFORE_SHARDING = (r"\bzero\.Init\(\s?module\s?=|\b(?:outside|out of|without|not (?:inside|within|in|under)) (?:of )?(?:the |a )?`?(?:deepspeed\.)?zero\.Init\b|"

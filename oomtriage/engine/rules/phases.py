@@ -800,7 +800,13 @@ def generation(data: RuleInput) -> Iterator[Vote]:
         yield Vote("attention_quadratic", 0.6, "Diffusion U-Nets and upscalers run self-attention over every pixel of "
                    "the latent: the attention matrix grows with resolution to the fourth power.")
         return
-    if signals.many_sequences:
+    if signals.many_sequences and signals.whole_set_one_batch:
+        # the many are the inputs, passed in one call: splitting them into batches is the fix, before any
+        # generation setting
+        yield Vote("batch_too_large", 0.5, f'The prompts all go to generate in one batch ("{signals.evidence["whole_set_one_batch"]}"): '
+                   "loop over them in batches of a size that fits; the KV cache of each batch then stays within the card.")
+        yield Vote("kv_cache_or_generation", 0.3, "Each prompt in that batch keeps its own KV cache while it is generated.")
+    elif signals.many_sequences:
         yield Vote("kv_cache_or_generation", 0.6, f'Many sequences are generated at once ("{signals.evidence["many_sequences"]}"): '
                    "the KV cache is kept for every one of them.")
     if "llm" in signals.domains or "generat" in (signals.phase_source or "") or "sampl" in (signals.phase_source or ""):
