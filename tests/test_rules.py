@@ -7709,3 +7709,15 @@ def test_every_prompt_passed_to_generate_in_one_batch_is_the_batch(note):
 def test_many_return_sequences_for_one_prompt_stay_the_cache():
     note = "model.generate(input_ids, num_return_sequences=64, max_new_tokens=1024) on one prompt runs out of memory"
     assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "kv_cache_or_generation"
+
+
+@pytest.mark.parametrize("note", ["Even with batch size 1 and seq length = 256, getting this error.",
+                                  "It still fails at batch size 1 and a max length of 128."])
+def test_the_input_cut_beside_the_batch_is_no_input_left_to_cut(note):
+    signals = _signals(note)
+    assert signals.batch_no_help and signals.input_no_help
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] not in ("batch_too_large", "input_size_too_large")
+
+
+def test_a_long_input_beside_batch_one_is_still_the_input():
+    assert not _signals("Even with batch size 1 and seq length = 32768 it fails.").input_no_help

@@ -3177,6 +3177,14 @@ def read_signals(context: TriageContext) -> Signals:
         # and a failure after the evaluation between them, not memory said to grow.
         signals.growth = False
         signals.evidence.pop("growth", None)
+    if signals.batch_no_help and not signals.input_no_help:
+        # "even with batch size 1 and seq length = 256 it fails": the input's size was cut in the same breath
+        # as the batch, to a size that is small, and it still fails
+        cut = _search(r"\b(?:batch(?:[ _]size)?|bs)\s?(?:of|=|:)?\s?1\b[^.;]{0,20}?\band (?:a |the )?(?:seq(?:uence)?|max|context|block|input|image|crop|prompt)[ _]?"
+                      r"(?:length|len|size|resolution|window)?\s?(?:of|=|:)?\s?(\d{2,4})\b", note)
+        if cut and int(cut.group(1)) <= 512:
+            signals.input_no_help = True
+            signals.evidence["input_no_help"] = cut.group(0)
     if not signals.dataset_size_matters:
         # "encode ~100M sentences: past 5-10M it fails": a bare count past which it fails, in a note
         # that says what is counted.
