@@ -7721,3 +7721,20 @@ def test_the_input_cut_beside_the_batch_is_no_input_left_to_cut(note):
 
 def test_a_long_input_beside_batch_one_is_still_the_input():
     assert not _signals("Even with batch size 1 and seq length = 32768 it fails.").input_no_help
+
+
+@pytest.mark.parametrize("note", [
+    "A month ago I trained it on 4 A100s with per_device_train_batch_size=4; here transformers==4.28.1. Today I retrain with the same "
+    "hardware and the same code, but there is an OOM; it only works with batch size 1. I found the installed version is transformers==4.31.dev0.",
+    "When using 4.35 to load the model for training, the memory usage has nearly quadrupled. When switched to 4.34, the memory usage decreases.",
+    "fp16 tensors are converted to fp32, which runs out of memory, starting in transformers 4.26.0.",
+    "Since the last two diffusers releases the same pipeline no longer fits.",
+])
+def test_one_library_at_two_builds_or_a_recent_release_is_a_version_change(note):
+    assert _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["Setting dropout to 0.35 made training slower; reverting the learning rate 0.34 did not help.",
+                                  "Starting with a batch of 32 it fails."])
+def test_settings_and_sizes_are_no_version_change(note):
+    assert not _signals(note).upgrade_regression

@@ -231,6 +231,9 @@ _A_VERSION_NOT_SIZE = rf"{_A_VERSION}(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minut
 _LIBRARY_WORDS = r"torch|pytorch|vllm|transformers|tensorflow|jax|cuda|drivers?|deepspeed|accelerate|peft|diffusers|xformers|sglang|triton|nccl|cudnn|lightning"
 _LIBRARY_NAMES = rf"(?:{_LIBRARY_WORDS})"
 _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
+                   # "starting in transformers 4.26.0", "since the last two transformers releases"
+                   rf"\b(?:starting|beginning) (?:in|with|from) (?:\w+ ){{0,2}}{_A_VERSION_NOT_SIZE}|"
+                   r"\b(?:since|in|over|with) the (?:last|latest|past|recent) (?:two|three|few|couple of|\d) (?:[\w-]+ )?(?:releases|versions|updates)\b|"
                    # a dependency that changed under the code: "some graph breaks in our dependencies were evened
                    # out", "after a change in one of the dependencies"
                    r"\b(?:changes?|updates?|upgrades?|bumps?) (?:in|of|to) (?:one of )?(?:our |the |its |a |some |their )?dependenc(?:y|ies)\b|"
@@ -2798,13 +2801,18 @@ def _setting_helped(note: str) -> bool | None:
 # "2.1.0", "0.2.5" and "0.2.6"), near each other, with an outcome word between or around them.
 _DOTTED_VERSION = re.compile(r"(?<![\w.])v?(\d{1,3})\.(\d{1,4})(?:\.[\w+-]+)*(?!\s?(?:[KMGT]i?B|%|x\b|s\b|seconds?|minutes?|hours?|epochs?|steps?|ms\b))")
 _OUTCOME = re.compile(r"\b(?:works?|worked|fine|ok|fits?|fitted|fails?|failed|breaks?|broke|broken|ooms?|crash\w*|runs?|ran|good|bad|"
-                      r"grows?|grew|growing|climbs?|climbing|increas\w*|leaks?|leaking|flat|stable)\b", re.IGNORECASE)
+                      r"grows?|grew|growing|climbs?|climbing|increas\w*|leaks?|leaking|flat|stable|"
+                      # memory said to change between the builds: "has nearly quadrupled", "decreases by four times"
+                      r"decreas\w*|doubled|tripled|quadrupled|halved|drops?|dropped|spikes?|spiked|blows? up|blew up)\b", re.IGNORECASE)
 
 
 _SIZE_STATED = re.compile(_NOTE_SIZE)
 
 
-_VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_WORDS}|jaxlib|keras|tf|python)[\s=:-]*)$", re.IGNORECASE)
+_VERSION_CUE = re.compile(rf"(?:\bv|\b(?:version|release|build|{_LIBRARY_WORDS}|jaxlib|keras|tf|python)[\s=:-]*|"
+                          # "when switched to 4.34", "downgrading to 0.9" (a setting is set, not switched back to)
+                          r"\b(?:switch(?:ed|ing)?|downgrad(?:e|ed|ing)|upgrad(?:e|ed|ing)|revert(?:ed|ing)?|roll(?:ed|ing)? back|go(?:ing)? back|went back) to )$",
+                          re.IGNORECASE)
 
 
 def _looks_like_a_version(match: re.Match[str], note: str) -> bool:
@@ -2877,7 +2885,12 @@ def _two_builds_compared(note: str) -> str | None:
         if not (both or _looks_like_a_version(first, note) or _looks_like_a_version(second, note)):
             continue
         if second.start() - first.end() > 120:
-            continue
+            # ("Here transformers==4.28.1. Today, same code and hardware, ... transformers==4.31.dev0": one
+            # library named at both, sentences apart)
+            names = [_LIBRARY_BEFORE.search(note[max(0, match.start() - 16):match.start()]) or
+                     _NAME_LABELS_VERSION.search(note[max(0, match.start() - 30):match.start()]) for match in (first, second)]
+            if not (all(names) and second.start() - first.end() <= 400 and _same_library(first, second, note)):
+                continue
         if re.fullmatch(r"\s*(?:,|/|&|and|or)\s*(?:and\s+|or\s+)?", note[first.end():second.start()]):
             continue  # "on 2.4.1, 2.5.0 and nightly": builds listed together, one outcome for all
         around = note[max(0, first.start() - 60):second.end() + 60]
