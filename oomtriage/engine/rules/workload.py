@@ -1046,17 +1046,25 @@ def asks_about_smaller_inputs(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
-def input_raised(data: RuleInput) -> Iterator[Vote]:
-    """The input made larger (an image size doubled, a higher resolution, a longer length) is what
-    made a run that fit fail: activations grow with the input's pixels or tokens, four times for a
-    doubled side."""
+def input_larger_than_what_fit(data: RuleInput) -> Iterator[Vote]:
+    """An input larger than the ones that fit is what failed: the input made larger (an image size
+    doubled, a higher resolution, a longer length), or one input longer than the rest arriving after
+    many short ones. Activations are sized by the input (four times for a doubled side, attention by
+    the square of the length); the steps before were waiting for it, not accumulating anything."""
     signals = data.signals
-    if not signals.input_raised or signals.input_no_help:
+    if signals.input_no_help:
         return
-    yield Vote("input_size_too_large", 0.65, f'A larger input is what made it fail ("{signals.evidence["input_raised"]}"): activations '
-               "grow with the pixels (four times for a doubled side) or the tokens; keep the size that fit, or tile the input.")
+    if signals.input_raised:
+        yield Vote("input_size_too_large", 0.65, f'A larger input is what made it fail ("{signals.evidence["input_raised"]}"): activations '
+                   "grow with the pixels (four times for a doubled side) or the tokens; keep the size that fit, or tile the input.")
+    elif signals.longer_item_at_failure:
+        yield Vote("input_size_too_large", 0.65, f'It fails on an input longer than the rest ("{signals.evidence["longer_item_at_failure"]}"): '
+                   "cap the length (truncate, or filter out inputs above a maximum), or bucket by length so the longest ones get a smaller batch.")
+    else:
+        return
     for cause in ("reference_leak", "graph_retained"):
-        yield Vote(cause, -0.25, "What changed between the run that fit and the one that fails is the input's size.")
+        yield Vote(cause, -0.3 if signals.longer_item_at_failure and not signals.input_raised else -0.25,
+                   "What changed between the inputs that fit and the one that fails is its size; nothing said accumulates.")
 
 
 @rule
@@ -1070,20 +1078,6 @@ def stated_requirement_above_the_card(data: RuleInput) -> Iterator[Vote]:
     yield Vote("model_too_large", 0.7, f'The model is said to need more than this card holds ("{signals.evidence["stated_requirement"]}", '
                f"against about {card / 10**9:.0f} GB): use its smaller variant, a quantized or half-precision copy, offload, or a larger card.")
     yield Vote("batch_too_large", -0.2, "What the model needs by itself exceeds the card before any batch.")
-
-
-@rule
-def longer_item_at_failure(data: RuleInput) -> Iterator[Vote]:
-    """A run that fails on one input longer than the others (a long sample drawn after many short
-    ones) is sized by that input: its activations, and attention's square of its length, are what did
-    not fit; memory that waited steps to run out was waiting for the input, not accumulating."""
-    signals = data.signals
-    if not signals.longer_item_at_failure or signals.input_no_help:
-        return
-    yield Vote("input_size_too_large", 0.65, f'It fails on an input longer than the rest ("{signals.evidence["longer_item_at_failure"]}"): '
-               "cap the length (truncate, or filter out inputs above a maximum), or bucket by length so the longest ones get a smaller batch.")
-    for cause in ("reference_leak", "graph_retained"):
-        yield Vote(cause, -0.3, "The steps before the failure were waiting for the long input; nothing said accumulates.")
 
 
 @rule
