@@ -7595,10 +7595,21 @@ def test_a_peak_when_training_starts_that_settles_is_the_algorithm_search(note):
     assert ids("RuntimeError: CUDA out of memory.", note)[0] == "cudnn_or_workspace"
 
 
-def test_sharded_weights_and_gradients_that_fit_leave_the_optimizer_state_over():
-    """Per GPU, the taxonomy's line: weights and gradients fit, Adam's moments push the share over."""
-    note = "Full fine-tuning of a 13B model on 2 A100 40GB GPUs in bf16 with torchrun; batch size 1 still OOMs."
+@pytest.mark.parametrize("note", [
+    "Full fine-tuning of a 13B model on 2 A100 40GB GPUs in bf16 with torchrun --model_parallel_size 2; batch size 1 still OOMs.",
+    "Full fine-tuning of a 13B model in bf16 on 4 A100 40GB GPUs with tensor parallel size 4 runs out of memory at batch 1.",
+])
+def test_split_weights_and_gradients_that_fit_leave_the_optimizer_state_over(note):
+    """Per GPU, the taxonomy's line: the weights and gradients, split by model parallelism, fit; Adam's moments
+    push the share over."""
     assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "optimizer_state"
+
+
+def test_weights_every_gpu_keeps_whole_that_do_not_fit_stay_the_model():
+    """Plain data parallelism (or ZeRO-1/2) keeps every weight on every GPU: 13B bf16 weights and gradients
+    take 52 GB of each 40 GB card, so the model itself is too large there."""
+    note = "Full fine-tuning of a 13B model on 2 A100 40GB GPUs in bf16 with torchrun; batch size 1 still OOMs."
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "model_too_large"
 
 
 def test_sharded_weights_that_do_not_fit_stay_the_model():

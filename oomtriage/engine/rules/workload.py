@@ -12,6 +12,11 @@ from . import RuleInput, Vote, rule
 from .sites import innermost_site
 
 
+# Weights split across the GPUs by tensor or model parallelism ("--model_parallel_size 2", "tp_size=4").
+_WEIGHTS_SPLIT = re.compile(r"\b(?:tensor|model|pipeline)[-_ ]parallel(?:ism)?(?:[-_ ]size)?\s?[=: ]?\s?(?:[2-9]|\d{2})\b|(?<![\w-])(?:-tp|--tp|tp_size\s?=)\s?[2-9]\b",
+                            re.IGNORECASE)
+
+
 @rule
 def model_states(data: RuleInput) -> Iterator[Vote]:
     """Weights, gradients and Adam states (16 B/param in mixed precision) against the GPU, per sharding."""
@@ -80,9 +85,14 @@ def model_states(data: RuleInput) -> Iterator[Vote]:
     if gpus > 1:
         replicated = {1: 4 * params + 12 * params / gpus, 2: 2 * params + 14 * params / gpus}.get(stage or 0, full)
         sharded = full / gpus
-        # (the taxonomy's line, per GPU: the weights and their gradients, split over the GPUs, fitting
-        # while Adam's moments push the share over is the optimizer's state)
-        weights_and_grads_share = (4 if signals.low_precision else 8) * params / gpus
+        # (the taxonomy's line, per GPU: the weights and their gradients as this setup holds them fitting
+        # while Adam's moments push the share over is the optimizer's state. ZeRO-1/2 and plain data
+        # parallelism keep every weight on every GPU, ZeRO-2 splits the gradients; ZeRO-3, FSDP and
+        # tensor or model parallelism split both.)
+        per_param = 2 if signals.low_precision else 4
+        split_weights = stage == 3 or signals.fsdp or bool(_WEIGHTS_SPLIT.search(data.context.note or ""))
+        weights_and_grads_share = (2 * per_param * params / gpus if split_weights else
+                                   per_param * params * (1 + 1 / gpus) if stage == 2 else 2 * per_param * params)
         if replicated > 0.8 * capacity and sharded > 0.8 * capacity and weights_and_grads_share < 0.8 * capacity \
                 and not signals.small_state_optimizer:
             yield Vote("optimizer_state", 0.7, f"Split over {gpus} GPUs the weights and their gradients take "
