@@ -7749,3 +7749,118 @@ def test_one_library_at_two_builds_or_a_recent_release_is_a_version_change(note)
                                   "Starting with a batch of 32 it fails."])
 def test_settings_and_sizes_are_no_version_change(note):
     assert not _signals(note).upgrade_regression
+
+
+@pytest.mark.parametrize("note", ["The clip model crashes once the video frames exceed 60, even though the epoch count is set to 1.",
+                                  "Training dies as soon as a sample has more than 64 frames.",
+                                  "It runs out of memory when the number of frames is above 120."])
+def test_frames_counted_past_a_few_dozen_are_the_input(note):
+    signals = _signals(note)
+    assert signals.long_input and not signals.batch_no_help
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["The agent fails after 10 million frames of training.", "It crashed once the replay held 5000000 frames."])
+def test_millions_of_frames_are_a_runs_steps_not_an_input(note):
+    assert not _signals(note).long_input
+
+
+@pytest.mark.parametrize("note", ["It crashes even though the training epoch is set to 1.",
+                                  "It still fails after I set num_workers to 2."])
+def test_a_setting_lowered_to_one_is_no_smaller_batch(note):
+    assert not _signals(note).batch_no_help
+
+
+def test_a_batch_lowered_to_one_that_still_fails_stays_no_help():
+    assert _signals("It still fails when I lowered the batch from 8 to 1.").batch_no_help
+
+
+@pytest.mark.parametrize("note", ["I ran it on a single 2080ti with the batch size set to 1. Why does memory burst after the second epoch?",
+                                  "With batch_size = 1 the whole thing crashes after 3 epochs on a 6GB card.",
+                                  "My batch size is 1; memory keeps growing and it fails after 500 steps."])
+def test_a_batch_of_one_that_ran_steps_first_is_no_batch_too_large(note):
+    assert _signals(note).batch_size == 1
+    causes = ranked("RuntimeError: CUDA out of memory.", note)
+    assert "batch_too_large" not in [cause.id for cause in causes[:2]]
+    batch = next((cause for cause in causes if cause.id == "batch_too_large"), None)
+    assert batch is None or "there is no smaller batch" in " ".join(batch.counter_evidence)
+
+
+@pytest.mark.parametrize("note", ["With a batch size of 1 it trains, with 8 it runs out.", "I set the batch size to 4 and it ran fine."])
+def test_a_batch_said_to_work_is_not_vetoed(note):
+    assert "there is no smaller batch" not in " ".join(
+        next((cause.counter_evidence for cause in ranked("RuntimeError: CUDA out of memory.", note) if cause.id == "batch_too_large"), []))
+
+
+def test_running_a_program_somewhere_is_no_batch_that_went_through():
+    signals = _signals("I ran on a single 2080ti and adjusted the batch size to 2. Why does it burst after the second epoch?")
+    assert not signals.stated_batch_fits and not signals.stated_batch_worked
+
+
+@pytest.mark.parametrize("note", ["I use the detectron2 API to process a video in a FOR loop, image after image, and it runs out after one image.",
+                                  "Running inference with detectron2 on a folder of images in a for loop runs out of memory after a few images.",
+                                  "Calling the mmdetection API for inference from a python loop over video frames runs out after some frames."])
+def test_a_frameworks_model_called_from_the_users_own_loop_is_own_code(note):
+    signals = _signals(note)
+    assert signals.own_code
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] in ("missing_no_grad", "reference_leak")
+
+
+def test_the_frameworks_own_evaluation_stays_managed():
+    assert not _signals("detectron2 evaluation on COCO runs out of memory at the end of inference.").own_code
+
+
+@pytest.mark.parametrize("note", [
+    "FSDP training goes well but I get cuda oom when saving the final checkpoint: the entire fp32 state dict cannot fit in my gpu memory.",
+    "Saving the float32 checkpoint at the end of training with FSDP runs out of GPU memory.",
+])
+def test_the_precision_of_a_saved_state_dict_is_not_the_runs(note):
+    assert not _signals(note).full_precision_said
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "distributed_replication"
+
+
+def test_training_in_fp32_is_still_full_precision():
+    assert _signals("Training LLaMA-7B in fp32 on 8 A100s fails at the first step.").full_precision_said
+
+
+@pytest.mark.parametrize("note", [
+    "There appears to be a memory leak during the validation routine: the A40 runs out after training for 125 epochs.",
+    "Training itself is fine but GPU memory keeps growing in the validation loop every epoch until it crashes.",
+    "The eval loop leaks: after each evaluation the memory goes up and training dies after 10 epochs.",
+])
+def test_growth_placed_in_the_evaluation_between_epochs_is_kept_results(note):
+    assert _signals(note).leak_in_eval
+    assert ids("RuntimeError: CUDA error: out of memory", note)[0] == "reference_leak"
+
+
+def test_a_leak_in_an_evaluation_script_alone_is_not_between_epochs():
+    assert not _signals("Memory leaks during the evaluation of my saved model on the test set.").leak_in_eval
+
+
+def test_growth_during_training_alone_stays_a_retained_graph():
+    note = "Memory keeps growing during training until OOM after 2000 steps."
+    assert not _signals(note).leak_in_eval
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "graph_retained"
+
+
+@pytest.mark.parametrize("note", ["In loops/batch/training_batch_loop.py, training_step_and_backward keeps the loss; memory rises after a few iterations.",
+                                  "Memory grows inside my train_one_epoch function.",
+                                  "My training_step returns the whole output dict and memory climbs."])
+def test_code_named_for_the_training_step_is_training(note):
+    assert _signals(note).phase == "training"
+
+
+def test_a_datasets_split_name_is_no_training():
+    assert _signals("Using the train_2 split for eval runs out.").phase != "training"
+
+
+@pytest.mark.parametrize("note", ["Is there a way to do graph convolution on huge graphs? A single GPU runs out of memory.",
+                                  "GCN training on a very large citation graph runs out of memory.",
+                                  "Full training on a giant graph dies at the first epoch."])
+def test_a_graph_said_to_be_huge_is_the_input(note):
+    assert _signals(note).long_input
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+def test_a_huge_autograd_graph_is_no_input():
+    assert not _signals("A huge graph is kept across iterations because I accumulate the loss.").long_input

@@ -81,7 +81,9 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     # "at the end of training", "after training" say training was over: when, not what ran.
     # "train-100", "train_2" name a dataset's split, not the training run.
     ("training", r"(?<!end of )(?<!after )(?<!once )(?<!finish )(?<!finished )\btrain(?:ing|s)?\b(?![-_]\d)|(?<![\w-])(?:dpo|ppo|kto|orpo|grpo|sft|rlhf)(?![\w-])|\b(?:I|we|they) (?:\w+ )?trained\b|\btrained (?:batch by batch|step by step|epoch after epoch)\b|"
-                 r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b"),
+                 r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b|"
+                 # code named for the training step quoted in the note: training_step_and_backward, training_batch_loop.py, train_one_epoch
+                 r"\b\w*(?:training|train)_(?:step|loop|batch|epoch|one_epoch|iter)\w*"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
             r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
@@ -197,7 +199,8 @@ _BATCH_NO_HELP = (rf"{_SMALLER}(?:(?!\bbut\b).){{0,40}}batch.{{0,60}}(?:{_DID_NO
                   # "the batch is already 1", "I already use a batch size of 1"
                   r"\bbatch(?:[ _-]?size)? (?:is|was) already (?:at |set to |only )?1\b|\balready (?:use |using |at |train \w+ )?(?:a )?batch(?:[ _-]?size)? (?:of |=\s?)?1\b|"
                   # "even when going from batch size 12 to batch size 1"
-                  r"(?:even|still)\b[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))|"
+                  # (the lowered setting has to be the batch: "even though the epoch is set to 1" is not)
+                  r"(?:even|still)\b(?=[^.;]{0,60}\bbatch)[^.;]{0,60}\bto (?:a )?(?:batch(?:[ _-]?size)?\s?(?:of |=\s?)?)?[12]\b(?! ?(?:gpus?|nodes?|cards?|epochs?))|"
                   # the failure first, the tiny batch after: "out of memory even with a batch size of 2"
                   r"\b(?:out of memory|ooms?|fails?|failed|crash\w*|runs? out|ran out|errors?)\b[^.;]{0,15}?\beven (?:with|at|for) (?:a |the )?"
                   r"batch(?:[ _-]?size)?\s?(?:of |=\s?)?[1-4]\b(?! ?(?:gpus?|nodes?|cards?))|"
@@ -926,6 +929,10 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                # a video's frame count set to a few dozen or more: "--video_length 49", "num_frames=64" (every
                # frame of a clip goes through the model together; 16-frame clips are the common default)
                r"\b\w*(?:video_?len(?:gth)?|num_?frames|n_?frames|frame_?num|nframes|clip_?len(?:gth)?|max_?frames|frames_?per_?clip)\w*(?:\s?[=:]\s?| (?:to|of|at) |\s)(?:[3-9]\d|[1-9]\d{2,})\b|"
+               # ... or said in words: "if the image frames exceed 60", "more than 64 frames", "the number of frames is
+               # above 120" (a few dozen to hundreds: millions of frames are a reinforcement-learning run's steps)
+               r"\bframes\b[^.;]{0,15}?\b(?:exceeds?|exceeding|exceeded|(?:is |are |goes |go )?(?:over|above|more than|beyond|past|greater than|larger than)|>) ?(?:[3-9]\d|[1-9]\d{2})\b(?![.,]\d| ?(?:k\b|m\b|million|thousand))|"
+               r"\b(?:more than|over|above|beyond) (?:[3-9]\d|[1-9]\d{2}) (?:\w+ )?frames\b|"
                # audio at a high sample rate: every second is twice (or four times) the frames of 22 kHz
                r"(?<![\w.,])(?:44[.,]1|48|88[.,]2|96|192) ?khz\b|"
                # clips admitted up to half a minute or more: "max_duration = 65 s", "max_audio_len: 40"
@@ -940,6 +947,8 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                # audio kept up to a length: "utterances longer than 50 seconds", "clips of up to 3 minutes"
                r"\b(?:utterances?|clips?|recordings?|segments?|audio files?)\b[^.;]{0,30}?\b(?:longer than|over|above|up to|of up to|exceeding) \d+ ?(?:s\b|secs?\b|seconds|minutes?|min\b)|"
                # a whole graph or dataset in one step: full-batch training, every neighbour sampled
+               # ... or a graph said to be huge ("graph convolution on huge graphs"): the graph is the input, not the autograd's
+               r"\b(?:huge|giant|very large|massive|enormous|big) (?:input |social |knowledge |citation )?graphs?\b(?! (?:is|are|was|gets?|got) (?:kept|retained|stored|built|saved))|"
                r"\bfull[- _]?batch\b|\b(?:all|every) (?:the )?neighbou?rs?\b|neighbou?r[_ ]sampling\b[^.;]{0,40}\b(?:type:? ?|= ?)all\b|\bfan-?out (?:of |= ?)?-1\b|"
                # a cost said to grow with the square of an input's element count: "the edge outputs scale
                # quadratically with the number of strokes"
@@ -1409,6 +1418,12 @@ _EVAL_ONLY_FAILS = (r"\btrain\w*(?: (?!(?:but|and|only|until|except)\b)\w+){0,4}
 _ACROSS_EPOCHS = r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b"
 # A metric object named ("torchmetrics' FID", "the lightning metric SSIM", "the AUROC metric"): many
 # keep every batch's predictions and targets as their state until compute() and reset().
+# The growth placed in the evaluation that runs between training epochs: "a memory leak during the
+# validation routine", "the validation loop keeps growing". Evaluation runs no backward, so what it piles
+# up is results and metric state kept from batch to batch, not a training step's graph.
+_LEAK_IN_EVAL = (r"\b(?:leak\w*|grow\w*|increas\w*|accumulat\w*|climb\w*|piles? up)\b[^.;]{0,40}?\b(?:during|in|inside|within|while|at) "
+                 r"(?:the |each |every |a )?(?:validation|evaluation|eval|val)(?:[ _](?:routine|loop|step|phase|stage|run|pass|epochs?))?\b|"
+                 r"\b(?:validation|evaluation|eval|val)[ _](?:routine|loop|step|phase)s? (?:leaks?|is leaking|keeps? growing|grows|accumulates)\b")
 _METRIC_OBJECT = (r"\btorchmetrics\b|\b(?:pl|pytorch[ _]lightning|lightning)(?:\.| )metrics?\b|\bmetric (?:object|class|state|collection)s?\b|"
                   r"\b(?:ssim|psnr|fid|lpips|auroc|auc|roc|map|iou|dice|f1|accuracy|precision|recall|bleu|rouge|wer) metrics?\b|"
                   r"\bmetrics?[ .]?(?:ssim|psnr|fid|lpips|auroc|auc|map|iou|dice)\b|\b\w+_metric\.(?:update|compute)\(")
@@ -1662,7 +1677,11 @@ _MANAGED_EVAL = (r"\blightning\b|validation_step|test_step|predict_step|trainer\
                  r"\bpipeline\(|\bdiffusers\b|\.generate\(|fairseq-generate|\bsklearn\b|torch\.inference_mode")
 # The user's own code around a framework's predictor ("features extracted with a custom function"):
 # it runs outside the framework's no_grad.
-_OWN_CODE = r"\b(?:custom|own|my|hand-?written|self-?written) (?:\w+ )?(?:function|code|loop|script|feature extract\w*|post-?process\w*|hook)s?\b"
+# (a framework's model called from the user's own loop, "I use the detectron2 API on a video with a FOR loop",
+# runs outside the framework's evaluation loop and its no_grad)
+_OWN_CODE = (r"\b(?:custom|own|my|hand-?written|self-?written) (?:\w+ )?(?:function|code|loop|script|feature extract\w*|post-?process\w*|hook)s?\b|"
+             r"\b(?:with|in|inside|within|through|from|using) (?:a |my |our |an? own )?(?:for|while|python)[- ]loop\b|"
+             r"\b(?:use|using|call|calling|through) (?:the |its )?\w+(?:'s)? (?:python )?api\b")
 _HF_TRAINER = r"(?:transformers\.|\bhf |hugging ?face'?s? |seq2seq|sft)trainer\b"
 # Fine-tuning frameworks whose evaluation is Hugging Face's Trainer loop underneath.
 _HF_TRAINER_BASED = r"\bllama[- ]?factory\b|\baxolotl\b|\bms-swift\b|\bunsloth\b|\btrl\b"
@@ -1756,6 +1775,7 @@ class Signals:
     crops_named: bool = False
     half_needs_more: bool = False
     metric_object: bool = False
+    leak_in_eval: bool = False  # the growth is placed in the evaluation between training epochs
     forward_outputs_bound: bool = False
     device_query_fails: bool = False
     smaller_batch_fits: bool = False
@@ -1784,6 +1804,7 @@ class Signals:
     shared_machine: bool = False  # a cluster, a lab's server, a numbered compute node: other people's jobs run there
     interactive_rerun: bool = False  # a notebook cell run again: the previous run's objects stay referenced
     stated_batch_fits: bool = False  # the one batch stated is said to work ("set it to 4 and it trains")
+    stated_batch_worked: bool = False  # the clause stating the batch says it went through ("at 1 it trains, at 8 ...")
     image_generator_inference: bool = False  # a GAN's or latent-code generator run to make images, not trained
     upgrade_regression: bool = False
     smaller_fails_larger_works: bool = False
@@ -2021,7 +2042,9 @@ _BATCH_STATED = (r"\b(\d+) (?:\w+ )?per (?:mini-?)?batch\b|"
 
 
 # A clause that says its batch went through: "works with batch size 2", "batch 8 fits", "at 4 it trains".
-_BATCH_WORKED = r"\b(?:works?|worked|fits?|fitted|runs?|ran|trains?|trained|is fine|was fine|goes through|went through|succeeds?|succeeded|ok|okay)\b"
+# ("I ran on a single 2080ti", "I run it on Colab": running a program somewhere is not a batch going through)
+_BATCH_WORKED = (r"\b(?:works?|worked|fits?|fitted|runs?(?! (?:on|it|the|my|this)\b)|ran(?! (?:on|it|the|my|this)\b)|trains?|trained|is fine|"
+                 r"was fine|goes through|went through|succeeds?|succeeded|ok|okay)\b")
 
 
 def _batches_in(text: str) -> list[int]:
@@ -2091,6 +2114,9 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
                 _search(_BATCH_WORKED, sentence) and not _search(_FAILURE_WORDS, _without_leading_history(sentence)) for sentence in stating):
             signals.stated_batch_fits = True
             signals.evidence["stated_batch_fits"] = stating[0].strip()[:120]
+        # the clause that states the batch says it went through ("with a batch size of 1 it trains, with 8 ...")
+        clause = next((part for part in _CLAUSE.split(run_note) if batch.group(0) in part), "")
+        signals.stated_batch_worked = bool(_search(_BATCH_WORKED, clause) and not _search(_FAILURE_WORDS, clause))
     if worked and failed:
         signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
     # (only "RAM" said as such: "6GB of memory" is as often the card's; "\bRAM" never matches inside "VRAM")
@@ -3083,7 +3109,7 @@ def read_signals(context: TriageContext) -> Signals:
         "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
-        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
+        "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "leak_in_eval": (_LEAK_IN_EVAL, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
         "placement_not_honoured": (_PLACEMENT_NOT_HONOURED, note),
@@ -3301,11 +3327,22 @@ def read_signals(context: TriageContext) -> Signals:
         # "on step 2 the same buffer cannot be allocated anymore": a later step of this run, not a build that broke
         signals.upgrade_regression = False
         signals.evidence.pop("upgrade_regression", None)
+    if signals.leak_in_eval and not _search(r"\btrain\w*|\bepochs?\b|\bfine-?tun\w*", note):
+        # a leak in an evaluation script run on its own is not the evaluation between training epochs
+        signals.leak_in_eval = False
+        signals.evidence.pop("leak_in_eval", None)
     if signals.full_precision_said and any(
             signals.evidence["full_precision_said"] in sentence and
             _search(r"\b(?:images?|inputs?|tensors?|arrays?|batch(?:es)?|samples?)\b[^.;]{0,80}?\bdtype\W{0,3}(?:torch\.|np\.)?float ?32\b", sentence)
             for sentence in _SENTENCE_END.split(note)):
         # "a single image of shape (1, 3, 256, 256), dtype torch.float32": the input's dtype, not the model's
+        signals.full_precision_said = False
+        signals.evidence.pop("full_precision_said", None)
+    if signals.full_precision_said and _search(
+            rf"{re.escape(signals.evidence['full_precision_said'])} (?:\w+ )?(?:state[ _-]?dicts?|checkpoints?|ckpts?|consolidated (?:weights|model)|"
+            r"weights? (?:file|files|saved|to save))\b", note):
+        # "the entire fp32 state dict cannot fit in my gpu memory" when saving: the copy being gathered and
+        # written has that precision, whatever the run computes in
         signals.full_precision_said = False
         signals.evidence.pop("full_precision_said", None)
     if signals.upgrade_regression and re.fullmatch(r"nightly|(?:latest|newest) [\w ]{0,30}", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \

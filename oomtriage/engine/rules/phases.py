@@ -112,9 +112,10 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
                    "training step: its batch size (or the whole set in one batch).")
         yield Vote("input_size_too_large", 0.2, "...or inputs larger than training's (whole images or recordings where "
                    "training used crops).")
-    if signals.growth_across_epochs:
+    if signals.growth_across_epochs or (signals.growth and signals.leak_in_eval):
         # Each evaluation's graphs go when it ends; memory that climbs from one epoch to the next
-        # outlives every evaluation: state kept between them.
+        # outlives every evaluation: state kept between them (also where the note places the leak in
+        # the validation run between training epochs).
         yield Vote("reference_leak", 0.5, f'Memory grew across epochs ("{signals.evidence["growth"]}"): what one evaluation '
                    "leaves behind for the next (metric states, lists of results, caches) is kept between them.")
         yield Vote("missing_no_grad", -0.25, "A missing no_grad keeps graphs only until its evaluation ends, not from one epoch "
@@ -453,6 +454,11 @@ def memory_growth(data: RuleInput) -> Iterator[Vote]:
         yield Vote("fragmentation", 0.35, "Inputs of changing shape leave cached blocks sized for earlier batches that "
                    "the next, larger one cannot reuse: reserved memory climbs while live memory does not.")
         yield Vote("batch_too_large", 0.3, "The batch leaves no headroom for the largest inputs.")
+    elif (signals.phase == "training" or signals.full_finetune) and signals.leak_in_eval:
+        yield Vote("reference_leak", 0.6, f'Memory grew in the evaluation between epochs ("{signals.evidence["leak_in_eval"]}"): '
+                   "evaluation runs no backward, so what piles up is results and metric state kept from batch to batch "
+                   "(predictions, outputs returned from each validation step, bootstrapped metrics); move them to the CPU or keep running sums.")
+        yield Vote("graph_retained", 0.3, "A validation loss accumulated as a tensor outside no_grad keeps its graph the same way.")
     elif signals.phase == "training" or signals.full_finetune:
         yield Vote("graph_retained", 0.55, f'Memory grew during training ("{said}"): the classic cause is a loss or '
                    "metric accumulated as a tensor (`total_loss += loss`), keeping every step's graph.")

@@ -827,6 +827,14 @@ def stated_batch(data: RuleInput) -> Iterator[Vote]:
         # weaker lead then.
         yield Vote("batch_too_large", 0.2 if signals.growth else 0.45 if signals.batch_size >= 16 else 0.3,
                    f"The batch size is {signals.batch_size}, from {where}.")
+    elif signals.batch_size == 1 and not (signals.batch_no_help or signals.stated_batch_fits or signals.stated_batch_worked
+                                                                     or signals.smaller_batch_fits):
+        # The failing run's batch is already one sample: there is no smaller batch to fall back to. After
+        # steps or epochs that went through at that batch, the batch is ruled out; failing at once it may
+        # still be a buffer sized for a larger maximum batch than the one passed (a benchmark's max_batch_size).
+        ran_first = bool(signals.later_epoch_training or signals.growth)
+        yield Vote("batch_too_large", -0.8 if ran_first else -0.4, f"The batch size is already 1 (from {where}): there is no smaller batch"
+                   + (", and steps at that batch went through first." if ran_first else "."))
     if signals.whole_set_one_batch and not signals.batch_no_help:
         yield Vote("batch_too_large", 0.55, f'Every item goes through in one batch ("{signals.evidence["whole_set_one_batch"]}"): the '
                    "batch is the whole set, whatever its size; split it into mini-batches and concatenate the results.")
