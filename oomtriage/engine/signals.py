@@ -1416,14 +1416,14 @@ _EVAL_ONLY_FAILS = (r"\btrain\w*(?: (?!(?:but|and|only|until|except)\b)\w+){0,4}
 # Growth counted in epochs ("memory grows every epoch", "after 80 epochs"): it outlives each epoch's
 # evaluation.
 _ACROSS_EPOCHS = r"\b(?:every|each|per|across|over|from one|between) epochs?\b|\bafter (?:\d+|many|several|a few|some) epochs\b"
-# A metric object named ("torchmetrics' FID", "the lightning metric SSIM", "the AUROC metric"): many
-# keep every batch's predictions and targets as their state until compute() and reset().
 # The growth placed in the evaluation that runs between training epochs: "a memory leak during the
 # validation routine", "the validation loop keeps growing". Evaluation runs no backward, so what it piles
 # up is results and metric state kept from batch to batch, not a training step's graph.
 _LEAK_IN_EVAL = (r"\b(?:leak\w*|grow\w*|increas\w*|accumulat\w*|climb\w*|piles? up)\b[^.;]{0,40}?\b(?:during|in|inside|within|while|at) "
                  r"(?:the |each |every |a )?(?:validation|evaluation|eval|val)(?:[ _](?:routine|loop|step|phase|stage|run|pass|epochs?))?\b|"
                  r"\b(?:validation|evaluation|eval|val)[ _](?:routine|loop|step|phase)s? (?:leaks?|is leaking|keeps? growing|grows|accumulates)\b")
+# A metric object named ("torchmetrics' FID", "the lightning metric SSIM", "the AUROC metric"): many
+# keep every batch's predictions and targets as their state until compute() and reset().
 _METRIC_OBJECT = (r"\btorchmetrics\b|\b(?:pl|pytorch[ _]lightning|lightning)(?:\.| )metrics?\b|\bmetric (?:object|class|state|collection)s?\b|"
                   r"\b(?:ssim|psnr|fid|lpips|auroc|auc|roc|map|iou|dice|f1|accuracy|precision|recall|bleu|rouge|wer) metrics?\b|"
                   r"\bmetrics?[ .]?(?:ssim|psnr|fid|lpips|auroc|auc|map|iou|dice)\b|\b\w+_metric\.(?:update|compute)\(")
@@ -2047,6 +2047,11 @@ _BATCH_WORKED = (r"\b(?:works?|worked|fits?|fitted|runs?(?! (?:on|it|the|my|this
                  r"was fine|goes through|went through|succeeds?|succeeded|ok|okay)\b")
 
 
+def _went_through(clause: str) -> bool:
+    """The clause says its batch went through and names no failure ("with a batch size of 1 it trains")."""
+    return bool(_search(_BATCH_WORKED, clause)) and not _search(_FAILURE_WORDS, clause)
+
+
 def _batches_in(text: str) -> list[int]:
     return [int(next(group for group in match.groups() if group)) for match in re.finditer(_BATCH_STATED, text, re.IGNORECASE)]
 
@@ -2102,7 +2107,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
                 continue
             if _search(_FAILURE_WORDS, clause):
                 failed += sizes
-            elif _search(_BATCH_WORKED, clause):
+            elif _went_through(clause):
                 worked += sizes
     batch = _search(_BATCH_STATED, failing) or _search(_BATCH_STATED, run_note)
     if batch:
@@ -2116,7 +2121,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
             signals.evidence["stated_batch_fits"] = stating[0].strip()[:120]
         # the clause that states the batch says it went through ("with a batch size of 1 it trains, with 8 ...")
         clause = next((part for part in _CLAUSE.split(run_note) if batch.group(0) in part), "")
-        signals.stated_batch_worked = bool(_search(_BATCH_WORKED, clause) and not _search(_FAILURE_WORDS, clause))
+        signals.stated_batch_worked = _went_through(clause)
     if worked and failed:
         signals.batch_size = failed[0]  # the run's batch is the one that failed, not the one said to work
     # (only "RAM" said as such: "6GB of memory" is as often the card's; "\bRAM" never matches inside "VRAM")
@@ -3331,18 +3336,15 @@ def read_signals(context: TriageContext) -> Signals:
         # a leak in an evaluation script run on its own is not the evaluation between training epochs
         signals.leak_in_eval = False
         signals.evidence.pop("leak_in_eval", None)
-    if signals.full_precision_said and any(
-            signals.evidence["full_precision_said"] in sentence and
+    # A precision word that qualifies something other than the run's compute is no full-precision run:
+    # "a single image of shape (1, 3, 256, 256), dtype torch.float32" (the input's dtype), "the entire fp32
+    # state dict cannot fit" while saving (the copy being gathered and written)
+    precision_word = signals.evidence.get("full_precision_said", "")
+    if signals.full_precision_said and (any(
+            precision_word in sentence and
             _search(r"\b(?:images?|inputs?|tensors?|arrays?|batch(?:es)?|samples?)\b[^.;]{0,80}?\bdtype\W{0,3}(?:torch\.|np\.)?float ?32\b", sentence)
-            for sentence in _SENTENCE_END.split(note)):
-        # "a single image of shape (1, 3, 256, 256), dtype torch.float32": the input's dtype, not the model's
-        signals.full_precision_said = False
-        signals.evidence.pop("full_precision_said", None)
-    if signals.full_precision_said and _search(
-            rf"{re.escape(signals.evidence['full_precision_said'])} (?:\w+ )?(?:state[ _-]?dicts?|checkpoints?|ckpts?|consolidated (?:weights|model)|"
-            r"weights? (?:file|files|saved|to save))\b", note):
-        # "the entire fp32 state dict cannot fit in my gpu memory" when saving: the copy being gathered and
-        # written has that precision, whatever the run computes in
+            for sentence in _SENTENCE_END.split(note)) or _search(
+            rf"{re.escape(precision_word)} (?:\w+ )?(?:state[ _-]?dicts?|checkpoints?|ckpts?|consolidated (?:weights|model)|weights? (?:file|files|saved|to save))\b", note)):
         signals.full_precision_said = False
         signals.evidence.pop("full_precision_said", None)
     if signals.upgrade_regression and re.fullmatch(r"nightly|(?:latest|newest) [\w ]{0,30}", signals.evidence.get("upgrade_regression", ""), re.IGNORECASE) \
