@@ -30,8 +30,8 @@ _KNOWN_GPUS: list[tuple[str, float]] = [
 LARGEST_CARD_BYTES = int(max(gigabytes for _, gigabytes in _KNOWN_GPUS) * 10**9)
 GPU_NAME = re.compile(
     r"\b(?:(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Instinct|Radeon) ){0,3}(?:"
-    r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB))*(?:-\d{2}GB)?|"
-    r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: ?Ti| SUPER)?|"
+    r"[HABGL]\d{2,3}[A-Z]?(?:[- ](?:SXM\d?|PCIe|NVL|\d{2}GB?))*(?:-\d{2}GB?)?|"
+    r"[VPKT]\d{2,3}(?:-SXM2|-PCIE)?(?:-\d{2}GB?)?|RTX ?A?\d{4}(?: Ti| Ada| SUPER)?|(?:RTX|GTX) ?\d{3,4}(?: ?Ti| SUPER)?|"
     r"TITAN (?:X|V|RTX|Xp)|MI\d{3}X?|A\d{4}|RX \d{3,4}(?: XTX?| GRE)?|MX ?[1-5][1-7]0)(?:s\b|\b)"
 )
 
@@ -39,9 +39,10 @@ GPU_NAME = re.compile(
 def capacity_of_gpu(name: str) -> int | None:
     """Capacity in bytes of a GPU by name, or None when unknown. An explicit '80GB' in the name wins."""
     name = re.sub(r"(\d)\s?ti\b", r"\1 Ti", name, flags=re.IGNORECASE)  # "1050ti", "3080TI" are "1050 Ti", "3080 Ti"
-    explicit = re.search(r"(\d{2,3})\s?GB", name, re.IGNORECASE)
+    # "80GB", and the "-32G" that card names carry ("V100-32G", "A100-80G")
+    explicit = re.search(r"(\d{2,3})\s?GB|-(\d{2,3})G\b", name, re.IGNORECASE)
     if explicit:
-        return int(explicit.group(1)) * 10**9
+        return int(explicit.group(1) or explicit.group(2)) * 10**9
     for pattern, gigabytes in _KNOWN_GPUS:
         if re.search(pattern, name, re.IGNORECASE):
             return int(gigabytes * 10**9)

@@ -7864,3 +7864,141 @@ def test_a_graph_said_to_be_huge_is_the_input(note):
 
 def test_a_huge_autograd_graph_is_no_input():
     assert not _signals("A huge graph is kept across iterations because I accumulate the loss.").long_input
+
+
+# --- twenty-sixth round: sets 232-233 -------------------------------------------------------------
+
+@pytest.mark.parametrize("name, gigabytes", [("four V100-32G cards", 32), ("8 x A100-80G", 80), ("a V100-32GB", 32), ("V100", 16)])
+def test_a_card_name_that_carries_its_size_has_that_size(name, gigabytes):
+    from oomtriage.gpus import capacity_of_gpu, find_gpu_name
+    assert capacity_of_gpu(find_gpu_name(name, bare=True)) == gigabytes * 10**9
+
+
+@pytest.mark.parametrize("note", ["the single scale test uses about 9000M video memory on an 11G card",
+                                  "it already takes 7500M of GPU memory before the first batch",
+                                  "nvidia-smi says 6000M graphics memory is used"])
+def test_megabytes_of_memory_are_no_parameter_count(note):
+    assert _signals(note).param_count is None
+
+
+def test_a_model_size_in_millions_is_still_a_parameter_count():
+    assert _signals("fine-tuning a 350M model on one card").param_count == 350e6
+
+
+@pytest.mark.parametrize("note", ["With the latest version of the code, fine-tuning the same 7B model with LoRA runs out of memory.",
+                                  "On the current master the config from the README OOMs at the first step.",
+                                  "Using the newest commit of the repo, training crashes with out of memory."])
+def test_the_newest_code_named_as_the_condition_of_the_failure_is_a_version_change(note):
+    assert _signals(note).upgrade_regression
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_the_latest_version_said_in_passing_is_no_version_change():
+    assert not _signals("I have tested with the latest version of the code. Batch size 64 on a 3090.").upgrade_regression
+
+
+_NO_CACHE_BLOCKS = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                    "when initializing the engine.")
+
+
+@pytest.mark.parametrize("note", ["A second vLLM instance of the same small model on the same GPU fails to start, the first one runs.",
+                                  "I serve two models on one A100 with gpu_memory_utilization 0.4 each.",
+                                  "When I launch the 13B server first and then the 7B one, the 7B one refuses to start.",
+                                  "Both servers start fine when they are launched separately."])
+def test_a_second_engine_on_a_card_another_uses_is_the_other_process(note):
+    assert _signals(note, _NO_CACHE_BLOCKS).engines_share_gpu
+    assert ids(_NO_CACHE_BLOCKS, note)[0] == "other_process_or_device"
+
+
+def test_one_engine_alone_keeps_its_kv_cache_reservation():
+    note = "vllm serve of a 70B model with max_model_len 32768 on four GPUs"
+    assert not _signals(note, _NO_CACHE_BLOCKS).engines_share_gpu
+    assert ids(_NO_CACHE_BLOCKS, note)[0] == "kv_cache_or_generation"
+
+
+@pytest.mark.parametrize("note", ["Running llama3 70b in ollama with num_ctx 65536 crashes as soon as the model loads.",
+                                  "llama.cpp server with -c 32768 is out of memory right away, with -c 4096 it works.",
+                                  "Raising the context length to 16384 for my gguf model makes it fail at load, even with short prompts."])
+def test_a_context_window_set_for_an_inference_runtime_is_its_kv_cache(note):
+    assert _signals(note).context_window_set
+    assert ids("CUDA error: out of memory", note)[0] == "kv_cache_or_generation"
+
+
+def test_a_context_length_in_training_is_no_runtime_reservation():
+    note = "Fine-tuning llama with a context length of 8192 on one A100 runs out of memory in the backward."
+    assert not _signals(note).context_window_set
+
+
+@pytest.mark.parametrize("note, capacity", [("a 34B gguf on my 2080 Ti (22 GB) loads fine", 22e9),
+                                            ("on a 2080 Ti (22 GB VRAM) it ran", 22e9)])
+def test_a_size_the_note_states_overrides_the_table_for_the_cards_name(note, capacity):
+    from oomtriage.engine.facts import compute_numbers
+    context = build_context(text="CUDA error: out of memory", note=note)
+    assert compute_numbers(context, read_signals(context)).capacity == capacity
+
+
+def test_weights_that_ran_with_a_smaller_input_are_not_too_large():
+    note = "A 34B Q4_K_M gguf on a 16 GB card runs without a problem with context length 2048, but 4096 fails."
+    assert "model_too_large" not in ids("CUDA error: out of memory", note)[:2]
+
+
+@pytest.mark.parametrize("note", ["Loading a 65B 4bit model fills system RAM and it fails while 12GB of VRAM is still free.",
+                                  "While the checkpoint loads the host RAM fills up, the GPU stays mostly empty, then CUDA out of memory."])
+def test_loading_that_fills_host_ram_while_the_card_has_room_is_the_host(note):
+    assert ids("CUDA error: out of memory", note)[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["make_grid(netG(fixed_noise)) every 100 steps eats a lot of memory; commenting it out fixes the OOM.",
+                                  "I save sample images every epoch during training and it runs out of memory at the second one.",
+                                  "Generating preview images between training steps uses several GB; after removing it training fits."])
+def test_samples_generated_during_training_without_no_grad(note):
+    assert _signals(note).samples_in_training
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "missing_no_grad"
+
+
+def test_samples_generated_under_no_grad_are_not_blamed():
+    note = "I save sample images every epoch during training, under torch.no_grad(), and it runs out of memory."
+    assert "missing_no_grad" not in ids("RuntimeError: CUDA out of memory.", note)[:1]
+
+
+@pytest.mark.parametrize("note", ["The inferer puts all tiles of the image into one batch, so large scenes run out of memory.",
+                                  "It stacks every patch of the slide into a single batch before the forward.",
+                                  "The script feeds all the crops of a 4000x3000 photo through the network as one batch."])
+def test_every_tile_sent_in_one_batch_is_the_batch(note):
+    assert _signals(note).tiled_input
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "batch_too_large"
+
+
+def test_sliding_window_inference_of_a_large_volume_is_its_stitched_output():
+    note = "Sliding window inference on large 3D volumes of 512x512x400 runs out of GPU memory during validation."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "input_size_too_large"
+
+
+@pytest.mark.parametrize("note", ["when the points number is over 60000 it runs out of memory",
+                                  "once the point count exceeds 100k the KNN fails"])
+def test_an_element_count_written_after_the_elements_is_the_input(note):
+    assert _signals(note).long_input
+
+
+def test_a_huge_request_to_the_host_allocator_is_host_ram():
+    text = ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory: you tried "
+            "to allocate 80000000000 bytes. Error code 12 (Cannot allocate memory)")
+    assert ids(text, "it fails in the test function")[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("note", ["The self-play worker loads the newest model again and again and after a few hours it dies.",
+                                  "We reload the checkpoint every round of the tournament; memory is full after 30 rounds.",
+                                  "After 50 times of load_model() in the same process TensorFlow raises OOM."])
+def test_a_model_loaded_again_and_again_in_one_process_is_kept_models(note):
+    assert _signals(note).repeated_loading
+    assert ids("ResourceExhaustedError: OOM when allocating tensor with shape[512,512,3,3]", note)[0] == "reference_leak"
+
+
+def test_one_load_of_a_checkpoint_is_no_repeated_loading():
+    assert not _signals("Loading the checkpoint once at start-up runs out of memory.").repeated_loading
+
+
+@pytest.mark.parametrize("note", ["Llama 70b with a 128k context doesn't fit 96Gb.", "The model is too big to fit in 24 GB.",
+                                  "It will not fit on one card."])
+def test_memory_that_does_not_fit_is_no_keras_fit(note):
+    assert _signals(note).phase != "training"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from oomtriage.gpus import capacity_of_gpu
 from oomtriage.models import Fact, OomError, TriageContext
 from oomtriage.sizes import format_size
 
@@ -94,7 +95,12 @@ def compute_numbers(context: TriageContext, signals: Signals) -> Numbers:
         if numbers.unallocated is None and numbers.allocated is not None and numbers.reserved is not None:
             numbers.unallocated = max(0, numbers.reserved - numbers.allocated)
     limits = [value for value in (numbers.allowed, numbers.total) if value]
-    numbers.capacity = min(limits) if limits else context.environment.gpu_capacity_bytes or signals.note_gpu_capacity
+    known = context.environment.gpu_capacity_bytes
+    if known and signals.note_capacity_stated and context.environment.gpu_name and known == capacity_of_gpu(context.environment.gpu_name):
+        # the table's size for the card's name is the usual configuration; a size the note states
+        # (a 22 GB 2080 Ti, a 32 GB V100) is this card's
+        known = None
+    numbers.capacity = min(limits) if limits else known or signals.note_gpu_capacity
     describe(numbers, context, signals)
     return numbers
 

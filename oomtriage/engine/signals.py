@@ -81,7 +81,9 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
     # "at the end of training", "after training" say training was over: when, not what ran.
     # "train-100", "train_2" name a dataset's split, not the training run.
     ("training", r"(?<!end of )(?<!after )(?<!once )(?<!finish )(?<!finished )\btrain(?:ing|s)?\b(?![-_]\d)|(?<![\w-])(?:dpo|ppo|kto|orpo|grpo|sft|rlhf)(?![\w-])|\b(?:I|we|they) (?:\w+ )?trained\b|\btrained (?:batch by batch|step by step|epoch after epoch)\b|"
-                 r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|\bfit\b|\bbackward\b|\bforward pass\b|"
+                 r"\bfine-?tun(?!ed\b)|\bpre-?train(?!ed\b)|"
+                 # Keras' fit, not memory that fits: "doesn't fit 96Gb", "to fit in 24 GB", "won't fit on one card"
+                 r"(?<!n't )(?<!not )(?<!to )(?<!can )(?<!could )(?<!would )(?<!will )(?<!does )(?<!do )(?<!it )(?<!that )\bfit\b(?! (?:in|into|on|onto|within|inside|the (?:gpu|card|memory|vram))\b)(?! ~?\d)|\bbackward\b|\bforward pass\b|"
                  # code named for the training step quoted in the note: training_step_and_backward, training_batch_loop.py, train_one_epoch
                  r"\b\w*(?:training|train)_(?:step|loop|batch|epoch|one_epoch|iter)\w*"),
 ]
@@ -253,6 +255,10 @@ _VERSION_CHANGE = (rf"(?:after|since|when) (?:upgrad|updat|pull|bump)\w*|since (
                    rf"(?:{_LIBRARY_NAMES} )?{_A_VERSION}[^.;]{{0,40}}?\b(?:but|while|whereas) (?:i|we) (?:use|have|run|installed|am using|'m using|are using)\b|"
                    # "I've updated llama-server today and it now throws out of memory errors"
                    r"\bupdated\b[^.;]{0,40}?\b(?:and|,) (?:it |this |that )?(?:now |suddenly |since then )?(?:throws|fails|crashes|runs out|ooms|gives|reports|errors)\b|"
+                   # the newest code named as the condition of the failure: "with the latest version of the code,
+                   # finetuning runs out of memory", "on the current master the same config OOMs"
+                   r"\b(?:with|using|on|in) (?:the )?(?:latest|newest|current) (?:version of the |release of the |commit of the )?(?:code(?:base)?|repo(?:sitory)?|master|main branch|dev branch|nightly)\b"
+                   r"[^.;]{0,60}?\b(?:runs? out of memory|ran out of memory|out of memory|ooms?|oomed|fails?|crash(?:es)?)\b|"
                    # "since the libcudf++ merge", "after the allocator rewrite"
                    r"(?:since|after) (?:the |that )?[\w+.-]+ (?:merge|refactor|rewrite|port|migration)\b|(?:build|version|release|commit) (?:just )?before (?:that|the|this)|"
                    rf"\b(?:broken|bad|failing|regressed)\b(?: \([^)]{{0,30}}\))?(?: version| build)?\s?[:=]\s?(?:\S+ ){{0,2}}{_A_VERSION}|"
@@ -395,6 +401,40 @@ _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |wa
 # Training and an inference engine taking turns on the same GPUs (RL fine-tuning with rollouts).
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
+# A context window set for an inference runtime: llama.cpp, Ollama and vLLM reserve the KV cache
+# for the whole window up front, whatever the length of the prompts actually sent.
+_CONTEXT_WINDOW_SET = (r"\b(?:num_ctx|n_ctx|ctx[_-]size|--ctx-size|max_model_len|max-model-len|max_seq_len_to_capture)\b|(?<![\w-])-c \d{3,}\b|"
+                       r"\bcontext (?:length|size|window|len)\b[^.;]{0,20}?\b(?:to |of |= ?|at |: ?)?\d+(?:\.\d+)?\s?k?\b|"
+                       r"\b\d+(?:\.\d+)?\s?k (?:token )?context\b")
+_LOCAL_RUNTIME = r"\b(?:num_ctx|n_ctx|ctx[_-]size|gguf|ggml\w*|llama[_-]cpp\w*|koboldcpp|lm studio|exllama\w*|PARAMETER num_ctx)\b|\.gguf\b|(?<![\w-])-c \d{3,}\b"
+# Samples, previews or grids generated between training steps (a GAN's fixed-noise grid, a diffusion
+# model's preview images): the generator runs with autograd on unless the sampling is wrapped in
+# no_grad, and its activations stay for a backward that never comes.
+_SAMPLES_IN_TRAINING = (r"\b(?:create|make|save|log|plot|show|draw)_?(?:image_?|sample_?)?grids?\b|"
+                        r"\b(?:self\.)?(?:gen|generator|net_?g|g_ema|g|decoder|model)\((?:self\.)?(?:fixed|sample|eval|test|val|vis|viz|preview)\w*\)|"
+                        r"\b(?:generat|sampl|sav|log|render|produc|preview|visuali[sz])\w*\b[^.;]{0,40}?\b(?:sample|preview|progress|example|fake|generated|intermediate|visuali[sz]ation) "
+                        r"(?:images?|grids?|pictures?|outputs?|audio|clips?|videos?|frames)\b[^.;]{0,40}?\b(?:during|while|in|every|each|between|after)\b[^.;]{0,20}?\b(?:training|epochs?|steps?|iterations?)\b")
+_SAMPLING_REMOVED_HELPS = (r"\b(?:after|by|when|once) (?:removing|commenting(?: out)?|disabling|skipping|turning off|dropping) (?:it|that|this|them|the (?:sampling|grid|preview|visuali[sz]ation|logging)\w*)\b|"
+                           r"\b(?:remov|comment|disabl|skipp)\w* (?:it|that|this|them)(?: out)?\b[^.;]{0,40}?\b(?:fix|solv|help|freed|free|went from|works?|no more)\w*")
+# A model loaded again and again in one long-running process ("model.load() many times during
+# self-play", "I reload the newest weights every round"): each load builds another model, and the
+# old ones stay referenced (Keras' global graph, a list, a closure) unless freed.
+_REPEATED_LOADING = (r"\b(?:re)?load\w*\b[^.;]{0,50}?\b(?:again and again|over and over|many times|multiple times|repeatedly|"
+                     r"every (?:iteration|step|epoch|round|time|generation|game|episode|request|call)|each (?:iteration|step|epoch|round|generation|time|game|episode|request|call)|"
+                     r"in a (?:for |while )?loop|\d{2,} times)\b|"
+                     r"\b(?:many|several|multiple|repeated|\d{2,}) (?:times of |rounds of )?(?:\w+[ .])?(?:re)?load\w*|"
+                     r"\b(?:repeatedly|again and again|over and over)\b[^.;]{0,20}?\b(?:re)?load\w*")
+# Two engines or models served from one card: each engine's memory budget (vLLM's
+# gpu_memory_utilization) is a fraction of the whole card, and what the first one already holds
+# counts against the second's ("a second identical model on the same GPU", "when I start the 72B
+# first and then the 14B", "both work when run separately").
+_SERVED_THING = r"(?:models?|instances?|servers?|engines?|copies|replicas?|deployments?|workers?)"
+_ONE_CARD = r"(?:the same|one|a single|a shared|one shared|the one) (?:\w+ )?(?:gpus?|cards?|devices?|a100|h100|l40s?|a10g?|\d+ ?gb? (?:gpu|card))\b"
+_ENGINES_SHARE_GPU = (rf"\b(?:second|another|two|both|multiple|several|more than one) (?:\w+[ -]){{0,3}}{_SERVED_THING}\b[^.;]{{0,60}}?\b(?:on|in|into|onto|to|with|from|sharing|share) {_ONE_CARD}|"
+                      rf"\b(?:on|in|into) {_ONE_CARD}[^.;]{{0,40}}?\b(?:second|another|two|both|multiple|several) (?:\w+[ -]){{0,3}}{_SERVED_THING}\b|"
+                      r"\b(?:start|launch|run|load|bring up|serve)\w* (?:the )?[\w.-]+ (?:model |server |instance |engine )?first,? (?:and )?then\b|"
+                      rf"\b(?:both|each)\b[^.;]{{0,60}}?\b(?:succeed|work|run|start|load)\w*\b[^.;]{{0,30}}?\b(?:when|if) (?:\w+ ){{0,2}}(?:run|started|launched|loaded|used|served|deployed) "
+                      r"(?:separately|alone|individually|one at a time|on (?:their|its) own)\b")
 # The inference engine's own start-up or wake-up is what failed (its KV cache and profile run
 # reserved on top of what the trainer beside it holds), read from the engine's frames or from a
 # clause of the note that names the engine beside a start or wake verb.
@@ -869,6 +909,8 @@ _NO_GRAD_ALREADY = (r"(?:already|is|are|runs?) (?:\w+ )?(?:under|in|with) (?:tor
                     # "sampling under torch.no_grad() still runs out": the remedy tried, and the failure after it
                     r"\b(?:under|inside|within|with) (?:a |the )?(?:torch\.)?(?:no_grad|inference_mode)\b(?:\(\))?[^.;?]{0,60}?\b(?:still|yet|anyway|as well)\b")
 _FREE_AT_FAILURE = (r"(?:gpu|card|device|vram)(?: memory)? (?:is |was )?(?:(?:almost|nearly|mostly) )?(?:empty|free|idle|unused)|"
+                    # "while 12GB of VRAM is still free", "with 30 GB of GPU memory still available"
+                    r"\b\d+(?:\.\d+)? ?gi?b (?:of )?(?:the )?(?:gpu |vram|video memory|gpu memory)\w*\b[^.;]{0,12}?\b(?:is |are |was |were )?(?:still )?(?:free|available|unused|left)\b|"
                     # "about half of the GPU memory is never used", "40% of the VRAM stays free"
                     r"\b(?:half|most|much|a (?:third|quarter|lot)|\d+ ?%) of (?:the )?(?:gpu'?s? |card'?s? |device'?s? )?(?:memory|vram)\b[^.;]{0,20}?"
                     r"\b(?:unused|free|empty|available|idle|never used|not used)\b|"
@@ -963,7 +1005,7 @@ _LONG_INPUT = (# the pieces the input is cut into said to be too long: "because 
                r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,}) ?(?:points|vertices|gaussians|voxels|faces|triangles|atoms|particles)\b|"
                r"(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{5,}) ?(?:nodes|edges)\b|"
                # the count after the elements: "when the number of points is more than 50000"
-               r"\bnumber of (?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)\b[^.;]{0,15}?\b(?:is |are |gets |goes )?(?:more than|over|above|exceeds?|exceeding|larger than|greater than|beyond|past|>) ?"
+               r"\b(?:number of (?:points|vertices|gaussians|voxels|faces|triangles|nodes|edges|atoms|particles)|(?:points?|vertices|gaussians|voxels|faces|triangles|atoms|particles) (?:number|count|num))\b[^.;]{0,15}?\b(?:is |are |gets |goes )?(?:more than|over|above|exceeds?|exceeding|larger than|greater than|beyond|past|>) ?"
                r"(?:about |around |~ ?)?(?<![\w.,])(?:\d[\d.,]* ?(?:million|[mMkK]\b|thousand)|\d{1,3}(?:,\d{3})+|\d{4,})|"
                # a biological sequence's length: "6800 residues", "sequences longer than 4700", "a 3 kb region"
                r"(?<![\w.,])\d[\d,]{2,} ?(?:residues|amino acids|aa\b|base pairs|bp\b|nucleotides)|"
@@ -1005,6 +1047,7 @@ _INPUT_KNOB = (r"(?:cut_?off\w*|max[_ -]?(?:len\w*|length|seq\w*|source\w*|targe
                # a factor the images are downsampled by (LLFF's and nerfstudio's "factor", "downscale_factor")
                r"down(?:sampl|scal)\w*(?:[_ -]?(?:factor|rate|ratio))?|(?<![\w.])factor(?=\s?[=:]\s?\d))")
 _WORKS = (r"(?:works?|worked|runs?(?! out)|ran(?! out)|fits?|fitted|trains?|trained|succeeds?|succeeded|goes through|went through|is fine|was fine|"
+          r"without (?:a |any )?(?:problems?|issues?|errors?|trouble)|"
           r"fix(?:es|ed)? (?:it|this|the (?:problem|issue|error))|solv(?:es|ed) (?:it|this|the (?:problem|issue|error)))")
 _SHRUNK_INPUT = (r"(?:downscal|downsampl|resiz|crop|shrink|shrunk|reduc|lower|decreas|cut|truncat|shorten|limit|restrict|filter|remov|split|chunk|resampl)\w*")
 _INPUT_NOUN = (r"(?:images?|pictures?|photos?|resolution|inputs?|audio|clips?|utterances?|recordings?|sequences?|(?:sequence |audio |input |context )?length|"
@@ -1353,7 +1396,10 @@ _WINDOWS = (r"\b(?:on|under|with|using|running|in) (?:native |plain )?windows\b(
 _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopping|slices?|slicing|divides?|dividing|breaks?|breaking)"
                 r" (?:each |every |the |an? |my |our |large |big )*(?:\w+ )?(?:images?|pictures?|photos?|scenes?|frames?|volumes?|slides?|rasters?|inputs?|documents?)"
                 r"(?: up)? into (?:\w+ ){0,2}(?:tiles|sub-?windows|patches|crops|chunks|windows|sub-?images|pieces)\b|"
-                r"\bsliding[- ]window (?:inference|prediction|evaluation)\b")
+                r"\bsliding[- ]window (?:inference|prediction|evaluation)\b|"
+                # every tile sent in one batch: "the tiler puts all subwindows of a large image into a single batch"
+                r"\b(?:puts?|putting|places?|stacks?|stacking|sends?|feeds?|passes?|runs?|batches) (?:all|every|each of) (?:the |its )?(?:\w+ )?"
+                r"(?:tiles?|sub-?windows?|windows?|patch(?:es)?|crops?|chunks?|sub-?images?|pieces?|slices?)\b[^.;]{0,60}?\b(?:in|into|as|through) (?:a |one |the same )?(?:single )?batch\b")
 # The run already works in tiles, one at a time: a tile option set above 0 ("--tile 512": 0 means
 # the whole image at once), a tile size, a tiled VAE or upscaler, a "tile command" or "tile strategy".
 _TILING_IN_USE = (r"\btil(?:e|ed|ing) (?:command|strategy|mode|option|script|setting)s?\b|(?<![\w-])--?tile(?:[_-]?size)?(?:\s?=\s?|\s)[1-9]\d*\b|"
@@ -1814,6 +1860,12 @@ class Signals:
     upgraded_to_torch_04: bool = False
     only_multi_gpu: bool = False
     other_process_hint: bool = False
+    note_capacity_stated: bool = False  # the note states the card's size in figures, not only its name
+    samples_in_training: bool = False  # samples or previews generated between training steps
+    sampling_removed_helps: bool = False  # leaving that sampling out is said to free the memory
+    repeated_loading: bool = False  # a model loaded again and again in one process
+    context_window_set: bool = False  # a context window the note sets for an inference runtime
+    engines_share_gpu: bool = False  # a second serving engine or model started on a card another already uses
     setting_ignored: bool = False  # an allocator setting given that did not take effect
     placement_not_honoured: bool = False  # a library ignoring the split or memory cap it was given
     data_pipeline_fails: bool = False  # the failing clause names augmentations, transforms or collation
@@ -1948,7 +2000,9 @@ def _affirmed_search(pattern: str, text: str) -> re.Match[str] | None:
         clause = re.split(r"[,;.:!?()]|\b(?:but|although|though|while|and)\b", before)[-1]
         # A negation among the match's first words counts when it stands as a word ("nvidia-smi
         # shows no other process"), not as part of a flag ("--no-half").
-        if not _NEGATION.search(clause) and not re.match(rf"(?:\S+\s+){{0,3}}(?:{_NEGATION_WORDS})\s", match.group(0), re.IGNORECASE):
+        # ("without a problem" affirms: it is how a run that worked is said)
+        if not _NEGATION.search(clause) and not re.match(rf"(?:\S+\s+){{0,3}}(?:{_NEGATION_WORDS})\s(?!(?:a |any )?(?:problems?|issues?|errors?|trouble)\b)",
+                                                         match.group(0), re.IGNORECASE):
             return match
     return None
 
@@ -1979,7 +2033,7 @@ def _param_count(text: str) -> float | None:
         return float(counted.group(1).replace(",", ""))
     # "13B", "7b-chat", "-6B", "(350M)": a size suffix not followed by a memory unit. Not a chip's
     # model number: Huawei's "Ascend 910B" is an NPU, not 910 billion parameters.
-    for match in re.finditer(r"(?<![A-Za-z0-9.])(?<!ascend )(?<!ascend-)(?<![\s(~]\d-)(?<![\s(~]\d\d-)(?<![\s(~]\d–)(\d+(?:\.\d+)?)\s?([bBmM])(?![A-Za-z0-9/])(?!\s?(?:of )?(?:ram|memory|vram|gpu memory|bytes?))"
+    for match in re.finditer(r"(?<![A-Za-z0-9.])(?<!ascend )(?<!ascend-)(?<![\s(~]\d-)(?<![\s(~]\d\d-)(?<![\s(~]\d–)(\d+(?:\.\d+)?)\s?([bBmM])(?![A-Za-z0-9/])(?!\s?(?:of )?(?:(?:video|graphics|gpu|cuda|device|system|host) )?(?:ram|memory|vram|bytes?))"
                              # "2B tokens", "5M images": a dataset's size, not the model's
                              r"(?!\s?(?:\w+ )?(?:tokens?|images?|samples?|examples?|words?|rows?|records?|pairs?|steps?|sentences?|"
                              r"documents?|frames?|points?|nodes?|edges?|requests?)\b)",
@@ -2204,7 +2258,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
     # "my RTX 3060 (6GB)", "a 6GB RTX 3060": a size stated beside a card's name is that card's (the
     # name alone is read below, and several cards ship in more than one size)
     # ("UD-Q4_K_XL (467 GB)", "IQ2_M (239 GB)": a quantization's file size, not a card)
-    gpu = _search(r"\b(?:(?:RTX|GTX|RX|MX) ?\d{3,4}|(?!I?Q\d)[A-Z]{1,3}\d{1,4})\w*(?: ?ti| super)? \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?\)", note) or \
+    gpu = _search(r"\b(?:(?:RTX|GTX|RX|MX) ?\d{3,4}|(?!I?Q\d)[A-Z]{1,3}\d{1,4}|(?<![\w.])[1-5]0[5-9]0)\w*(?: ?ti| super)? \((\d{1,3}(?:\.\d)?)\s?G(?:i?B)?(?: (?:of )?(?:VRAM|memory))?\)", note) or \
         _search(r"\b[A-Z]{1,3}\d{1,4}\w* (\d{1,3})\s?G(?:i?B)?\b", note) or \
         _search(r"(\d{1,3}(?:\.\d+)?)\s?GB(?: of (?:GPU |video |device )?memory| (?:Arc |Radeon |Intel |AMD )?GPUs?| (?:Arc |Radeon |Intel |AMD )?cards?| VRAM| (?:NVIDIA |Tesla |GeForce )?"
                 r"(?:[A-Z]{1,3}\d{1,4}\w*|(?:RTX|GTX|RX|MX) \d{3,4}\w*)s?)", note) \
@@ -2263,6 +2317,7 @@ def read_numbers(note: str, signals: Signals, what_failed: str | None = None) ->
             # Colab's free tier lends a T4 (15 GB usable), the GPU a Colab or Kaggle notebook gets
             # unless it says which; paid cards are named when they are used.
             signals.note_gpu_capacity = 15 * 10**9
+    signals.note_capacity_stated = bool(vram or gpu or have)
     required = _STATED_REQUIREMENT.search(note)
     if required and (_search(r"^\s?(?:more|extra|additional)\b", note[required.end():required.end() + 12]) or
                      _search(r"\b(?:batch(?:es)?|steps?|activations?|layers?|requests?|allocations?|tensors?|buffers?)\s?$", note[max(0, required.start() - 20):required.start()])):
@@ -3111,7 +3166,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
-        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
+        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "engines_share_gpu": (_ENGINES_SHARE_GPU, note), "context_window_set": (_CONTEXT_WINDOW_SET, note), "repeated_loading": (_REPEATED_LOADING, note), "samples_in_training": (_SAMPLES_IN_TRAINING, note), "sampling_removed_helps": (_SAMPLING_REMOVED_HELPS, note), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "leak_in_eval": (_LEAK_IN_EVAL, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
@@ -3179,6 +3234,17 @@ def read_signals(context: TriageContext) -> Signals:
     if not signals.optimizer_step and _sgd_fits_adam_fails(note):
         signals.optimizer_step = True
         signals.evidence["optimizer_step"] = "SGD fits where Adam fails"
+    if signals.samples_in_training:
+        # "I save samples every epoch, under torch.no_grad()": the sampling is already outside autograd
+        said = signals.evidence["samples_in_training"]
+        sentence = next((part for part in re.split(r"(?<=[.;!?])\s", note) if said in part), said)
+        if _search(r"\bno_grad\b|inference_mode|\bno grad\b|\bwithout (?:gradients|grad)\b", sentence):
+            signals.samples_in_training = False
+            signals.evidence.pop("samples_in_training", None)
+    # A context window is an inference runtime's reservation when a runtime runs it: named, or implied
+    # by its knob (num_ctx is Ollama's, n_ctx / -c llama.cpp's) or by its model files (GGUF, ggml).
+    if signals.context_window_set and not (signals.serving_engine or _search(_LOCAL_RUNTIME, everything)):
+        signals.context_window_set = False
     if signals.colocated and not _search(_COLOCATED, re.sub(r"\b(?:grpo|ppo|rlhf)\b", " ", everything, flags=re.IGNORECASE)):
         # Only an RL method is named (PPO, GRPO): nothing says an inference engine shares the GPUs.
         signals.rl_method_only = True

@@ -246,6 +246,14 @@ def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
 def serving_engine(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     signals = data.signals
+    if (error and error.format == "serving_kv_cache" or signals.serving_engine) and signals.engines_share_gpu:
+        # The engine's budget is a share of the whole card, and memory the first engine already
+        # holds is counted as used when the second one profiles: the second finds no room left.
+        yield Vote("other_process_or_device", 0.9, f'Another engine or model already runs on the same GPU ("{signals.evidence["engines_share_gpu"]}"): '
+                   "the memory it holds counts against this engine's gpu_memory_utilization, which is a fraction of the whole card; "
+                   "give each engine a share that leaves room for the other's, or put them on separate GPUs.")
+        yield Vote("kv_cache_or_generation", 0.5, "The KV cache reserved for max_model_len is what the second engine could not fit.")
+        return
     if error and error.format == "serving_kv_cache":
         yield Vote("kv_cache_or_generation", 0.9, "The serving engine could not fit its KV cache in the memory left "
                    "after the weights: max_model_len / max_num_seqs ask for more cache than gpu_memory_utilization leaves.")

@@ -386,6 +386,9 @@ def huge_single_request(data: RuleInput) -> Iterator[Vote]:
             yield Vote("attention_quadratic", 0.55, f"One tensor of {format_size(n.requested)}, asked for by the attention "
                        "scores: a sequence x sequence matrix per head, which only a fused kernel avoids materialising.")
             yield Vote("input_size_too_large", 0.3, "The score matrix grows with the square of the input's length.")
+        elif data.context.error and data.context.error.backend in ("cpu", "host"):
+            # asked of the host's allocator: RAM is what it did not have, whatever the tensor was for
+            yield Vote("input_size_too_large", 0.3, f"One host tensor of {format_size(n.requested)}: an array that large scales with the input.")
         else:
             yield Vote("input_size_too_large", 0.55, f"One tensor of {format_size(n.requested)}: more than most devices "
                        "hold in all, so a single activation scaled with the input's size.")

@@ -282,6 +282,36 @@ def generator_run_for_images(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def model_loaded_again_and_again(data: RuleInput) -> Iterator[Vote]:
+    """A long-running process that loads a model again and again (self-play reloading the newest
+    weights, a server loading per request, a hyper-parameter loop) builds a new model each time; when
+    the old ones stay referenced, every load adds a model's memory until the card is full."""
+    signals = data.signals
+    if not signals.repeated_loading or signals.host_only:
+        return
+    yield Vote("reference_leak", 0.6, f'The model is loaded again and again in one process ("{signals.evidence["repeated_loading"]}"): '
+               "each load builds a new model while the previous ones stay referenced (Keras' global graph, a list, a closure); "
+               "load the weights into the one model you have (load_weights / load_state_dict), or free the old one first "
+               "(del, gc.collect(), tf.keras.backend.clear_session()).")
+    yield Vote("checkpoint_loading", -0.3, "One load fits (the first ones went through): it is their sum that does not.")
+
+
+@rule
+def samples_generated_during_training(data: RuleInput) -> Iterator[Vote]:
+    """Samples or previews made between training steps run the generator outside the optimised step:
+    unless that sampling is wrapped in no_grad, autograd keeps its activations (at output resolution)
+    on top of the training step's."""
+    signals = data.signals
+    if not signals.samples_in_training or signals.no_grad_already:
+        return
+    said = signals.evidence["samples_in_training"]
+    weight = 0.65 if signals.sampling_removed_helps else 0.45
+    yield Vote("missing_no_grad", weight, f'Samples are generated during training ("{said}"): unless that call runs under torch.no_grad(), '
+               "autograd keeps the generator's activations for a backward that never comes; wrap the sampling in torch.no_grad() "
+               "(and move the images to the CPU before saving them).")
+
+
+@rule
 def leak_in_one_library_part(data: RuleInput) -> Iterator[Vote]:
     """A leak pinned to one component of a library, where its equivalents (other metrics, the same
     computation written by hand) hold no memory, is that library's bug."""
@@ -589,9 +619,17 @@ def loading(data: RuleInput) -> Iterator[Vote]:
                        f"{format_size(n.capacity)} device, yet loading failed: the loader materialised extra copies "
                        "(a state dict on the GPU beside the model, no map_location / low_cpu_mem_usage).")
             yield Vote("model_too_large", -0.4, f"{format_size(int(weights))} of weights fit this device.")
+        elif signals.host_ram and signals.free_at_failure:
+            # Host RAM filled while the GPU still had room: the loader stages the weights in RAM (a
+            # whole file read, a copy per offloaded layer) before they reach the card.
+            yield Vote("dataloader_or_host", 0.55, f'Loading filled host RAM ("{signals.evidence["host_ram"]}") while the GPU had room '
+                       f'("{signals.evidence["free_at_failure"]}"): the loader stages the weights in RAM first; memory-map the file, '
+                       "load shard by shard, or add RAM or swap.")
+            yield Vote("model_too_large", 0.25, f"It failed while the model's weights were loaded ({signals.phase_source}).")
         else:
-            # (with the card said to be held by other processes, the weights alone may well fit)
-            yield Vote("model_too_large", 0.4 if signals.other_process_hint else 0.65,
+            # (with the card said to be held by other processes, or the same model loaded many times
+            # before, the weights alone may well fit)
+            yield Vote("model_too_large", 0.2 if signals.repeated_loading else 0.4 if signals.other_process_hint else 0.65,
                        f"It failed while the model's weights were loaded ({signals.phase_source}).")
             yield Vote("checkpoint_loading", 0.4, "Loaders can hold a second copy of the weights while loading "
                        "(no low_cpu_mem_usage / device_map).")

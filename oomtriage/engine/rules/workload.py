@@ -169,6 +169,8 @@ def inference_weights(data: RuleInput) -> Iterator[Vote]:
         # Each GPU loads the whole model: one process per GPU, each with every weight (rule
         # whole_model_on_every_gpu); the job's GPUs together would hold it.
         return
+    if signals.smaller_input_fits or signals.smaller_batch_fits:
+        return  # the same weights loaded and ran with a smaller input or batch: they fit
     if signals.measured_weights:
         # The engine measured what it loaded: no estimate from a parameter count and a guessed dtype.
         if signals.tool_memory_cap and signals.measured_weights <= capacity:
@@ -891,7 +893,15 @@ def tiles_of_one_input(data: RuleInput) -> Iterator[Vote]:
     each tile's activations stay the same, the number of tiles grows with the input's area, so a
     larger input is a larger batch."""
     signals = data.signals
-    if signals.tiled_input and not signals.switch_no_effect:
+    if signals.tiled_input and not signals.switch_no_effect and signals.long_input and \
+            re.match(r"sliding", signals.evidence["tiled_input"], re.IGNORECASE):
+        # A sliding-window inferer runs its windows in small batches already, but stitches every
+        # window's output into one buffer the size of the whole input, kept on the device.
+        yield Vote("input_size_too_large", 0.4, f'The input is large ("{signals.evidence["long_input"]}") and inferred in sliding windows: '
+                   "the windows run a few at a time, but their outputs are stitched into one buffer (classes x the whole input) on the GPU; "
+                   "keep that buffer on the CPU (MONAI's device='cpu') or infer a downsampled or cropped input.")
+        yield Vote("batch_too_large", 0.3, "Fewer windows per batch (sw_batch_size) lower the network's share.")
+    elif signals.tiled_input and not signals.switch_no_effect:
         yield Vote("batch_too_large", 0.55, f'The input is cut into tiles ("{signals.evidence["tiled_input"]}"): when they '
                    "go through the network at once, a larger input is a larger batch of tiles; run them in mini-batches.")
         yield Vote("input_size_too_large", -0.3, "Each tile has the same size whatever the input's, so the input's "
@@ -1240,6 +1250,24 @@ def attention_materialised(data: RuleInput) -> Iterator[Vote]:
                    "only the attention scores do (activations and the KV cache grow linearly); use a fused kernel (flash / SDPA), "
                    "or process the prompt in chunks.")
         yield Vote("kv_cache_or_generation", -0.25, "A KV cache grows linearly with the tokens, not with their square.")
+
+
+@rule
+def context_window_of_an_inference_runtime(data: RuleInput) -> Iterator[Vote]:
+    """An inference runtime (llama.cpp, Ollama, vLLM) reserves the KV cache for its whole context
+    window when it starts, so a larger window fails at once even with a short prompt: the cache, not
+    the prompt's activations, is what grew."""
+    signals = data.signals
+    if not signals.context_window_set or signals.phase == "training" or signals.host_only:
+        return
+    yield Vote("kv_cache_or_generation", 0.7, f'The note sets the context window ("{signals.evidence["context_window_set"]}"): '
+               "the runtime reserves KV cache for the whole window up front, for every parallel slot; lower the window "
+               "(num_ctx / -c / max_model_len), quantize the KV cache, or offload fewer layers.")
+    if not signals.quadratic_in_length:
+        # a smaller window that worked is a smaller reservation, not a shorter input
+        yield Vote("input_size_too_large", -0.4 if signals.smaller_input_fits else -0.25,
+                   "The window is reserved whatever the prompts' length: the cache is sized by the setting, not by the input.")
+        yield Vote("attention_quadratic", -0.2, "These runtimes attend in chunks over the cache; the reservation, not a score matrix, is what grows.")
 
 
 @rule
