@@ -109,14 +109,18 @@ def parse_windows_commit(match: re.Match[str], window: Window) -> Fields:
 # pin_memory, a framework's host arena or an offload buffer. Host RAM (and, under WSL2 or a
 # container, a much smaller pinning limit), not the card's memory, though CUDA says "out of memory".
 @message_format("pinned_host_alloc", r"\bcu(?:da)?(?:Mem)?HostAlloc\w* failed|\b(?:failed|unable) to cu(?:da)?(?:Mem)?HostAlloc\b|\bcudaMallocHost\b[^\n]{0,80}(?:fail|out of memory)|"
-                r"CachingHostAllocator[^\n]{0,120}(?:fail|out of memory)|(?:failed|unable) to allocate (?:[\d.,]+ ?\w* (?:of )?)?(?:pinned|page-locked) (?:host )?memory")
+                r"CachingHostAllocator[^\n]{0,120}(?:fail|out of memory)|(?:failed|unable) to allocate (?:[\d.,]+ ?\w* (?:of )?)?(?:pinned|page-locked) (?:host )?memory|"
+                # TensorFlow's stream executor and host pool: "failed to alloc 34358689792 bytes on host:
+                # CUDA_ERROR_OUT_OF_MEMORY", "could not allocate pinned host memory of size: 34358689792"
+                r"\bfailed to alloc \d+ bytes on host\b|\bcould not allocate pinned host memory\b")
 def parse_pinned(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="pinned (page-locked) host memory")
 
 
 # The C library's ENOMEM text, from any host-side allocation that failed: fork() of a DataLoader
 # worker, mmap of a checkpoint, a JIT's code buffers ("[Errno 12] Cannot allocate memory").
-@message_format("host_enomem", rf"\[Errno 12\] Cannot allocate memory|\bCannot allocate memory\b{_DEVICE_ERROR}")
+# ("can't allocate memory" said by a library that wraps the host allocation, DeepSpeed's offload among them)
+@message_format("host_enomem", rf"\[Errno 12\] Cannot allocate memory|\bCannot allocate memory\b{_DEVICE_ERROR}|\bcan'?t allocate memory\b(?!: you tried){_DEVICE_ERROR}")
 def parse_enomem(match: re.Match[str], window: Window) -> Fields:
     return _host(window, operation="host allocation failed (ENOMEM)")
 

@@ -55,6 +55,8 @@ TRIGGER_PHRASES = [
     rb"node_out_of_memory",
     rb"ray-oom-prevention",
     rb"hostalloc\w* failed",  # cudaHostAlloc / cuMemHostAlloc: pinned host memory
+    rb"could not allocate pinned host memory",  # TensorFlow's host pool
+    rb"cant allocate memory",
     rb"memory_allocation_failure",  # Ascend CANN's EL0004
     rb"acl_error_rt_memory_allocation",
     rb"aclrtmalloc\w* failed",

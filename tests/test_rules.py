@@ -8002,3 +8002,39 @@ def test_one_load_of_a_checkpoint_is_no_repeated_loading():
                                   "It will not fit on one card."])
 def test_memory_that_does_not_fit_is_no_keras_fit(note):
     assert _signals(note).phase != "training"
+
+
+@pytest.mark.parametrize("text", [
+    "E tensorflow/stream_executor/cuda/cuda_driver.cc:955] failed to alloc 17179869184 bytes on host: CUDA_ERROR_OUT_OF_MEMORY",
+    "W tensorflow/core/common_runtime/gpu/pool_allocator.h:195] could not allocate pinned host memory of size: 17179869184"])
+def test_tensorflows_host_allocations_are_host_memory(text):
+    context = build_context(text=text)
+    assert context.error is not None and context.error.backend == "host"
+    assert ids(text, "predicting over a few million images")[0] == "dataloader_or_host"
+
+
+@pytest.mark.parametrize("text", ["RuntimeError: offload initialization failed: can't allocate memory",
+                                  "ERROR: cant allocate memory for the optimizer states on the host"])
+def test_cant_allocate_memory_from_a_wrapping_library_is_host_memory(text):
+    context = build_context(text=text)
+    assert context.error is not None and context.error.backend == "host"
+
+
+@pytest.mark.parametrize("note", ["According to the docs, passing the model to zero.Init should behave just like building it inside, but it OOMs.",
+                                  "The documentation says this flag lowers peak memory, but memory is the same with it.",
+                                  "Contrary to the documentation, offloading the optimizer keeps it on the GPU."])
+def test_behaviour_contrary_to_the_documentation_is_the_library(note):
+    assert _signals(note).contrary_to_docs
+    assert "framework_bug" in ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[:2]
+
+
+def test_a_remote_device_for_offload_is_no_cpu_run():
+    assert not _signals("with deepspeed.zero.Init(config_dict_or_path=cfg, remote_device='cpu'): build the model").cpu_mode
+    assert _signals("I run it with device='cpu' and it still asks for CUDA memory").cpu_mode
+
+
+@pytest.mark.parametrize("note", ["At test time I call model.step(frame) for every frame of my video in a for loop.",
+                                  "I use the model's API on each image of a folder in a for loop and memory climbs."])
+def test_the_users_own_inference_loop_needs_its_own_no_grad(note):
+    evidence = evidence_of("torch.cuda.OutOfMemoryError: CUDA out of memory.", f"When testing: {note}", "missing_no_grad")
+    assert "the user's own" in evidence

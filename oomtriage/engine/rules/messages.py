@@ -233,6 +233,15 @@ def library_named_in_the_note(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def behaviour_contrary_to_the_docs(data: RuleInput) -> Iterator[Vote]:
+    """Two ways the documentation says are equivalent, one of which runs out of memory, or a setting
+    documented to save memory that does not: the library (or its documentation) is at fault."""
+    if data.signals.contrary_to_docs:
+        yield Vote("framework_bug", 0.55, f'The library behaves otherwise than its documentation says ("{data.signals.evidence["contrary_to_docs"]}"): '
+                   "report it with the two variants side by side, and use the one that works until it is fixed.")
+
+
+@rule
 def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if error is None or error.library != "nccl":

@@ -102,6 +102,11 @@ def evaluation(data: RuleInput) -> Iterator[Vote]:
     base = 0.45 if big_request or long_context or inference_script else 0.6
     yield Vote("missing_no_grad", base, f"It failed during evaluation ({where}): without "
                "torch.no_grad() every eval batch keeps its activations for a backward pass that never comes.")
+    if signals.own_code and not signals.no_grad_already and not signals.serving_engine:
+        # a library's own predict or evaluate wraps no_grad; a loop the user wrote around the model's
+        # forward or step function runs with autograd on unless it says otherwise
+        yield Vote("missing_no_grad", 0.3, f'The loop is the user\'s own ("{signals.evidence["own_code"]}"): nothing around it '
+                   "turns autograd off unless the code does; wrap it in torch.no_grad() or torch.inference_mode().")
     if signals.eval_fails_at_start and not signals.growth:
         # A first evaluation batch keeps no more than a training step's forward pass, gradients on
         # or off: failing there, the evaluation's batch or inputs are larger than training's.
