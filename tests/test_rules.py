@@ -8038,3 +8038,59 @@ def test_a_remote_device_for_offload_is_no_cpu_run():
 def test_the_users_own_inference_loop_needs_its_own_no_grad(note):
     evidence = evidence_of("torch.cuda.OutOfMemoryError: CUDA out of memory.", f"When testing: {note}", "missing_no_grad")
     assert "the user's own" in evidence
+
+
+@pytest.mark.parametrize("shape", ["[1,256,256,256,16]", "[2,32,192,192,192]"])
+def test_a_failing_five_dimensional_tensor_of_a_large_volume_is_the_input(shape):
+    text = (f"Resource exhausted: OOM when allocating tensor with shape{shape} and type float on "
+            "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+    assert ids(text, "training a 3D segmentation network")[0] == "input_size_too_large"
+
+
+def test_a_small_five_dimensional_tensor_is_no_large_volume():
+    text = ("Resource exhausted: OOM when allocating tensor with shape[64,16,32,32,32] and type float on "
+            "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+    assert "The failing tensor" not in evidence_of(text, None, "input_size_too_large")
+
+
+@pytest.mark.parametrize("note", ["With safetensors I get an OOM while torch.load() just works for the same 13B checkpoint.",
+                                  "Loading the .bin files works, but with safetensors it runs out of memory on the same card.",
+                                  "Using from_pretrained the weights load fine, but via load_state_dict it fails with OOM."])
+def test_weights_that_load_another_way_are_the_loaders_copies(note):
+    assert _signals(note).other_loader_works
+    ranking = ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)
+    assert ranking[0] == "checkpoint_loading"
+
+
+_XLA_HBM = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory "
+            "in memory space hbm. Used 20.10G of 15.48G hbm. Exceeded hbm capacity by 4.62G.")
+
+
+@pytest.mark.parametrize("note", ["With accumulate_gradient_steps=1 it is normal, but with accumulate_gradient_steps=4 it runs out of memory.",
+                                  "optax.MultiSteps with anything above 1 gives an OOM.",
+                                  "When I turn on gradient accumulation the same model fails with OOM."])
+def test_turning_on_gradient_accumulation_in_jax_is_the_accumulator(note):
+    assert _signals(note, _XLA_HBM).accumulation_adds_memory
+    assert ids(_XLA_HBM, note)[0] == "optimizer_state"
+
+
+def test_gradient_accumulation_in_pytorch_adds_no_accumulator():
+    note = "With gradient_accumulation_steps=1 it is fine, but with gradient_accumulation_steps=8 it runs out of memory."
+    assert "optimizer_state" not in ids("torch.cuda.OutOfMemoryError: CUDA out of memory.", note)[:1]
+
+
+@pytest.mark.parametrize("note", ["python -m models.llama.llama_train --fsdp=True dies", "run_train.py crashes at once",
+                                  "gradient accumulation of 4 steps on a small card"])
+def test_a_training_script_or_accumulated_gradients_are_training(note):
+    assert _signals(note).phase == "training"
+
+
+def test_a_data_split_named_train_is_no_training_script():
+    assert _signals("model.predict(x_train) runs out of memory").phase != "training"
+
+
+@pytest.mark.parametrize("note", ["A smaller beam worked for some files, but some longer files still fail.",
+                                  "Lowering the batch helped for most prompts, but the longest ones still OOM.",
+                                  "It runs for the short recordings while the long ones crash."])
+def test_a_remedy_that_helps_only_shorter_inputs_leaves_the_input(note):
+    assert _signals(note).longer_item_at_failure

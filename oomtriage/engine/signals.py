@@ -85,7 +85,12 @@ _PHASE_NOTE_PATTERNS: list[tuple[Phase, str]] = [
                  # Keras' fit, not memory that fits: "doesn't fit 96Gb", "to fit in 24 GB", "won't fit on one card"
                  r"(?<!n't )(?<!not )(?<!to )(?<!can )(?<!could )(?<!would )(?<!will )(?<!does )(?<!do )(?<!it )(?<!that )\bfit\b(?! (?:in|into|on|onto|within|inside|the (?:gpu|card|memory|vram))\b)(?! ~?\d)|\bbackward\b|\bforward pass\b|"
                  # code named for the training step quoted in the note: training_step_and_backward, training_batch_loop.py, train_one_epoch
-                 r"\b\w*(?:training|train)_(?:step|loop|batch|epoch|one_epoch|iter)\w*"),
+                 r"\b\w*(?:training|train)_(?:step|loop|batch|epoch|one_epoch|iter)\w*|"
+                 # a training script or module named as such ("EasyLM.models.llama.llama_train", "run_train.py"),
+                 # not a data split ("x_train") ...
+                 r"(?<![\w])(?![xXyY]_train\b)\w+_train(?:\.py)?\b(?![_\d])|"
+                 # ... and gradients accumulated over steps, which only training does
+                 r"\bgradient[_ ]accumulation\b|\baccumulate[_ ]grad\w*|\bgrad(?:ient)?_accum\w*"),
 ]
 _SERVING = (r"\bvllm\b|\btgi\b|text-generation-inference|lmdeploy|turbomind|sglang|ollama|llama\.cpp|\btensorrt-llm\b|"
             r"\btrt-llm\b|inference server|serving engine|\bengine (?:start|init)|gpu_memory_utilization|mem-fraction|"
@@ -430,6 +435,20 @@ _REPEATED_LOADING = (r"\b(?:re)?load\w*\b[^.;]{0,50}?\b(?:again and again|over a
 _CONTRARY_TO_DOCS = (r"\b(?:according to|as (?:per|stated in|described in|documented in)|per) (?:the |its |their )?(?:docs?|documentation|docstrings?|readme|api reference)\b(?:[^.;]|\.(?=\S)){0,120}?\b(?:should|is supposed to|must|would)\b|"
                      r"\b(?:the |its |their )?(?:docs?|documentation|docstrings?|readme) (?:says?|said|states?|claims?|promises?|describes?)\b[^.;]{0,100}?\b(?:but|yet|however|instead)\b|"
                      r"\b(?:contrary to|unlike what|not what) (?:the |its )?(?:docs?|documentation|docstrings?)\b|\bdocumented (?:behaviou?r|to)\b[^.;]{0,60}?\b(?:but|yet|instead|not)\b")
+# The same weights loaded two ways, one that fails and one that works ("with safetensors I get an
+# OOM error while torch.load() just works"): the weights fit; the failing loader's copies do not.
+_LOADER = (r"(?:safetensors|torch\.load(?:\(\))?|load_state_dict(?:\(\))?|from_pretrained(?:\(\))?|load_file(?:\(\))?|safe_open|mmap(?:=True)?|"
+           r"low_cpu_mem_usage(?:=True)?|device_map(?:=\S+)?|pickle|the (?:old|legacy|new|other) loader|\.bin (?:files?|checkpoints?)|\.safetensors (?:files?|checkpoints?))")
+_OTHER_LOADER_WORKS = (rf"\b(?:with|using|via|through) {_LOADER}[^.;]{{0,60}}?\b(?:oom|out of memory|runs? out|fails?|crash\w*|error)\b[^.;]{{0,40}}?\b(?:while|but|whereas|yet)\b"
+                       rf"[^.;]{{0,20}}?(?:(?:with|using|via) )?{_LOADER}[^.;]{{0,20}}?\b(?:just |still )?(?:works?|loads?|fits?|is fine|succeeds?)\b|"
+                       rf"{_LOADER}[^.;]{{0,30}}?\b(?:just |still )?(?:works?|loads? fine|fits?|is fine)\b[^.;]{{0,40}}?\b(?:but|while|whereas)\b[^.;]{{0,20}}?(?:(?:with|using|via) )?{_LOADER}[^.;]{{0,40}}?"
+                       r"\b(?:oom|out of memory|runs? out|fails?|crash\w*)")
+# Gradient accumulation turned on (or above one step) is what fails: "accumulate_gradient_steps=1 is
+# normal, =2 OOMs", "anything above 1 gives an OOM with MultiSteps".
+_ACCUMULATION_ADDS_MEMORY = (r"\b(?:accumulat\w*|multisteps?|grad(?:ient)?_accum\w*)\b[^;]{0,60}?(?:=|to|of|is|:)\s?1\b[^;]{0,60}?\b(?:normal|works?|fine|ok|okay|fits?|runs?)\b"
+                             r"[^;]{0,80}?(?:=|to|of|is|:)\s?(?:[2-9]|\d{2,})\b[^;]{0,40}?\b(?:oom|out of memory|fails?|occurs|crash\w*|runs? out)|"
+                             r"\b(?:accumulat\w*|multisteps?)\b[^.;]{0,60}?\b(?:anything|any value|every value|values?) (?:above|over|greater than|more than|>) 1\b[^.;]{0,30}?\b(?:oom|out of memory|fails?|crash\w*)|"
+                             r"\b(?:when|once|after|if) (?:i |we )?(?:turn on|enable|use|add|switch on)\w* (?:the )?(?:gradient )?accumulation\b[^.;]{0,40}?\b(?:oom|out of memory|fails?|crash\w*|runs? out)")
 # Two engines or models served from one card: each engine's memory budget (vLLM's
 # gpu_memory_utilization) is a fraction of the whole card, and what the first one already holds
 # counts against the second's ("a second identical model on the same GPU", "when I start the 72B
@@ -744,6 +763,12 @@ _LONGER_ITEM_AT_FAILURE = (rf"\b(?:fails?|failed|crash\w*|happens?|happened|occu
                            rf"\b(?:whenever|when|once|as soon as|every time) (?:a |an |the |one )?(?:very |extra |unusually |particularly |really |exceptionally )?"
                            rf"(?:long|longer|longest|large|larger|big|bigger|huge) (?:\w+ )?{_ITEM_ONE}\b (?:\w+ ){{0,3}}?"
                            r"(?:comes?|came|appears?|appeared|shows? up|showed up|arrives?|arrived|occurs?|occurred|is (?:reached|encountered|processed|fed|sampled|drawn)|gets? (?:sampled|fed|processed|drawn))")
+# A remedy that helped for some inputs and not the longer ones: "it worked for some files, but some
+# longer files still fail", "fine for short prompts, the longer ones still OOM".
+_REMEDY_ITEM = rf"(?:{_ITEM_NOUN}|files?|recordings?|videos?|audios?|songs?|tracks?|pages?)"
+_LONGER_ITEM_AT_FAILURE += (rf"|\b(?:works?|worked|fits?|fitted|helps?|helped|is fine|was fine|runs?|ran)\b (?:\w+ )?(?:for|on|with) (?:(?:some|most|many|the|all the) )?(?:(?:short(?:er)?|small(?:er)?|other) )?{_REMEDY_ITEM}\b"
+                            rf"[^.;]{{0,30}}?\b(?:but|while|yet|whereas)\b (?:\w+ )?(?:some |the |a few |my )?(?:very |much )?(?:longer|longest|larger|largest|bigger|biggest|long) (?:ones|{_REMEDY_ITEM})\b"
+                            r"[^.;]{0,20}?\b(?:still )?(?:fail\w*|crash\w*|oom\w*|runs? out|ran out|die\w*|break\w*)")
 # Memory said to stay level ("memory consumption is constant in general", "the usage stays flat").
 _MEMORY_SAID_FLAT = (r"\b(?:memory|usage|vram|consumption|footprint)(?: (?:usage|consumption|use))? (?:is|was|stays|stayed|remains|remained|keeps|kept|looks|seems) "
                      r"(?:\w+ )?(?:constant|stable|flat|steady|level|the same|unchanged)\b"
@@ -1871,6 +1896,8 @@ class Signals:
     sampling_removed_helps: bool = False  # leaving that sampling out is said to free the memory
     repeated_loading: bool = False  # a model loaded again and again in one process
     contrary_to_docs: bool = False  # the library said to behave otherwise than its documentation
+    other_loader_works: bool = False  # the same weights load another way
+    accumulation_adds_memory: bool = False  # turning gradient accumulation on is what fails
     context_window_set: bool = False  # a context window the note sets for an inference runtime
     engines_share_gpu: bool = False  # a second serving engine or model started on a card another already uses
     setting_ignored: bool = False  # an allocator setting given that did not take effect
@@ -3173,7 +3200,7 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
-        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "engines_share_gpu": (_ENGINES_SHARE_GPU, note), "context_window_set": (_CONTEXT_WINDOW_SET, note), "contrary_to_docs": (_CONTRARY_TO_DOCS, note), "repeated_loading": (_REPEATED_LOADING, note), "samples_in_training": (_SAMPLES_IN_TRAINING, note), "sampling_removed_helps": (_SAMPLING_REMOVED_HELPS, note), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
+        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "engines_share_gpu": (_ENGINES_SHARE_GPU, note), "context_window_set": (_CONTEXT_WINDOW_SET, note), "accumulation_adds_memory": (_ACCUMULATION_ADDS_MEMORY, note), "other_loader_works": (_OTHER_LOADER_WORKS, note), "contrary_to_docs": (_CONTRARY_TO_DOCS, note), "repeated_loading": (_REPEATED_LOADING, note), "samples_in_training": (_SAMPLES_IN_TRAINING, note), "sampling_removed_helps": (_SAMPLING_REMOVED_HELPS, note), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
         "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "leak_in_eval": (_LEAK_IN_EVAL, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),

@@ -287,6 +287,20 @@ def generator_run_for_images(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def another_loader_loads_the_same_weights(data: RuleInput) -> Iterator[Vote]:
+    """The same checkpoint loads one way and not another: the weights fit, and what the failing
+    loader adds (a second copy on the GPU, tensors materialised before the model's own are freed)
+    is the difference."""
+    signals = data.signals
+    if not signals.other_loader_works:
+        return
+    yield Vote("checkpoint_loading", 0.7, f'The same weights load another way ("{signals.evidence["other_loader_works"]}"): '
+               "the failing loader holds extra copies on the GPU while it fills the model; load to the CPU first "
+               "(device='cpu' / map_location='cpu'), or with low_cpu_mem_usage / device_map so the weights are placed once.")
+    yield Vote("model_too_large", -0.5, "The model fits once loaded the other way.")
+
+
+@rule
 def model_loaded_again_and_again(data: RuleInput) -> Iterator[Vote]:
     """A long-running process that loads a model again and again (self-play reloading the newest
     weights, a server loading per request, a hyper-parameter loop) builds a new model each time; when

@@ -792,6 +792,12 @@ def failing_tensor_dimensions(data: RuleInput) -> Iterator[Vote]:
                                                                               error.operation, re.IGNORECASE))
     sides = sorted(shape[1:], reverse=True)[:2] if len(shape) == 4 and not attention else []
     large_sides = bool(sides) and min(sides) >= 1000
+    # NDHWC or NCDHW: the three largest trailing dimensions of a 5-D activation are a volume's sides;
+    # from about 128³ voxels a volume's activations dwarf any batch of them
+    volume = sorted(shape[1:], reverse=True)[:3] if len(shape) == 5 else []
+    if volume and volume[0] * volume[1] * volume[2] >= 2**21:
+        large_sides = True
+        sides = [volume[1], volume[0]]
     if shape[0] == 1:
         yield Vote("batch_too_large", -0.4, f"The failing tensor {shape} holds a batch of one: there is no smaller batch.")
         if large_sides or max(shape[1:]) >= 8192:
@@ -1250,6 +1256,21 @@ def attention_materialised(data: RuleInput) -> Iterator[Vote]:
                    "only the attention scores do (activations and the KV cache grow linearly); use a fused kernel (flash / SDPA), "
                    "or process the prompt in chunks.")
         yield Vote("kv_cache_or_generation", -0.25, "A KV cache grows linearly with the tokens, not with their square.")
+
+
+@rule
+def gradient_accumulator_buffer(data: RuleInput) -> Iterator[Vote]:
+    """In JAX and TensorFlow gradient accumulation keeps an accumulator the size of the parameters
+    (optax.MultiSteps, a custom loop's running sum) beside the step's own gradients; PyTorch
+    accumulates in .grad, which already exists, so there the step count adds nothing."""
+    signals, framework = data.signals, data.context.error.framework if data.context.error else None
+    if not signals.accumulation_adds_memory:
+        return
+    said = signals.evidence["accumulation_adds_memory"]
+    if framework in ("jax", "tensorflow", "xla"):
+        yield Vote("optimizer_state", 0.6, f'Accumulating gradients is what fails ("{said}"): the accumulator is one more array per '
+                   "parameter (in the optimizer state of optax.MultiSteps or a custom loop), as large as the gradients; shard it with "
+                   "the optimizer state, keep it in bf16, or fit the effective batch by a smaller micro-batch without accumulation.")
 
 
 @rule
