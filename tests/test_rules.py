@@ -8094,3 +8094,15 @@ def test_a_data_split_named_train_is_no_training_script():
                                   "It runs for the short recordings while the long ones crash."])
 def test_a_remedy_that_helps_only_shorter_inputs_leaves_the_input(note):
     assert _signals(note).longer_item_at_failure
+
+
+@pytest.mark.parametrize("note", ["I pass device='cuda:2' to the pipeline but it still allocates memory on cuda:0, which is full.",
+                                  "I can't make it use gpu 1, it always uses gpu 0.",
+                                  "With --gpus \"1,\" the GPU 0 memory still gets used for the GPU 1 job while the model loads."])
+def test_memory_on_gpu0_when_another_gpu_was_chosen_is_the_device(note):
+    assert _signals(note).gpu0_used_instead
+    assert ids("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.", note)[0] == "other_process_or_device"
+
+
+def test_choosing_gpu0_itself_is_no_other_device():
+    assert not _signals("I run on cuda:0 and it uses most of gpu 0 memory").gpu0_used_instead

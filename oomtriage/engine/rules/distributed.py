@@ -273,3 +273,20 @@ def trainer_beside_an_inference_engine(data: RuleInput) -> Iterator[Vote]:
                    "(expandable segments, where the engine allows them).")
         yield Vote("other_process_or_device", 0.35, "The inference engine keeps its own reservation (its memory "
                    "utilisation setting) on the same device while the trainer runs.")
+
+
+@rule
+def first_gpu_used_instead_of_the_one_chosen(data: RuleInput) -> Iterator[Vote]:
+    """Another GPU was chosen, yet memory lands on GPU 0: a .cuda() or .to("cuda") without an index, a
+    library's initialisation or torch.load without map_location uses the default device, which stays
+    GPU 0 until torch.cuda.set_device (or CUDA_VISIBLE_DEVICES) says otherwise, often on a card that
+    another job already fills."""
+    signals = data.signals
+    if not signals.gpu0_used_instead:
+        return
+    yield Vote("other_process_or_device", 0.75, f'Another GPU was chosen but memory lands on GPU 0 ("{signals.evidence["gpu0_used_instead"]}"): '
+               "something uses the default device; set CUDA_VISIBLE_DEVICES=<n> (or torch.cuda.set_device(n)) before anything "
+               "touches CUDA, and pass map_location to torch.load.")
+    yield Vote("distributed_replication", -0.3, "One process on a device it did not choose, not a replica per rank.")
+    yield Vote("model_too_large", -0.3, "The chosen GPU was not where the memory went.")
+
