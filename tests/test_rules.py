@@ -8044,7 +8044,8 @@ def test_the_users_own_inference_loop_needs_its_own_no_grad(note):
 def test_a_failing_five_dimensional_tensor_of_a_large_volume_is_the_input(shape):
     text = (f"Resource exhausted: OOM when allocating tensor with shape{shape} and type float on "
             "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
-    assert ids(text, "training a 3D segmentation network")[0] == "input_size_too_large"
+    assert ids(text, "it fails at the first step")[0] == "input_size_too_large"
+    assert "The failing tensor" in evidence_of(text, "it fails at the first step", "input_size_too_large")
 
 
 def test_a_small_five_dimensional_tensor_is_no_large_volume():
