@@ -8107,3 +8107,28 @@ def test_memory_on_gpu0_when_another_gpu_was_chosen_is_the_device(note):
 
 def test_choosing_gpu0_itself_is_no_other_device():
     assert not _signals("I run on cuda:0 and it uses most of gpu 0 memory").gpu0_used_instead
+
+
+@pytest.mark.parametrize("note", ["The memory used by the LSTM in train mode increases linearly until OOM.",
+                                  "GPU usage grows steadily over the run.", "VRAM climbs constantly while it trains."])
+def test_memory_said_to_grow_with_an_adverb_after_the_verb_is_growth(note):
+    assert _signals(note).growth
+
+
+@pytest.mark.parametrize("note", ["With cudnn the memory increases linearly; with torch.backends.cudnn.enabled = False it stays as expected.",
+                                  "Memory grows every step, but after disabling xformers the leak is gone."])
+def test_growth_that_stops_with_the_backend_off_is_the_library(note):
+    assert _signals(note).backend_off_fixes
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "framework_bug"
+
+
+def test_a_failure_that_stops_with_cudnn_off_at_once_is_its_workspace():
+    note = "It fails at the first conv; with torch.backends.cudnn.enabled = False it works."
+    assert ids("RuntimeError: CUDA out of memory.", note)[0] == "cudnn_or_workspace"
+
+
+@pytest.mark.parametrize("note", ["This looks closely related to previous bugs which have already been fixed.",
+                                  "It is the same as an earlier issue that was marked as fixed, but it still happens on 2.1."])
+def test_a_known_bug_said_to_be_back_is_the_library(note):
+    assert _signals(note).known_bug_back
+    assert "framework_bug" in ids("RuntimeError: CUDA out of memory.", note)[:2]

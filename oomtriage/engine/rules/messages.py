@@ -242,6 +242,31 @@ def behaviour_contrary_to_the_docs(data: RuleInput) -> Iterator[Vote]:
 
 
 @rule
+def a_backend_turned_off_makes_it_fit(data: RuleInput) -> Iterator[Vote]:
+    """The same run fits once a backend or kernel is off (cuDNN, xformers, a fused attention): memory
+    that grows with it on is that library's leak; memory that fails at once is its workspace."""
+    signals = data.signals
+    if not signals.backend_off_fixes:
+        return
+    said = signals.evidence["backend_off_fixes"]
+    if signals.growth:
+        yield Vote("framework_bug", 0.65, f'Memory grows only with the backend on ("{said}"): the library keeps what it should free; '
+                   "keep it off (or upgrade it) until the leak is fixed, and report it with the two runs side by side.")
+        yield Vote("graph_retained", -0.3, "The same code stops growing with the backend off: the user's graph is not what grows.")
+    else:
+        yield Vote("cudnn_or_workspace", 0.55, f'It fits with the backend off ("{said}"): its workspace or algorithm search is what does '
+                   "not fit; cap the workspace or turn benchmark mode off instead of the whole backend.")
+        yield Vote("framework_bug", 0.25, "A backend that cannot run what the fallback runs may be a library bug.")
+
+
+@rule
+def a_known_bug_come_back(data: RuleInput) -> Iterator[Vote]:
+    if data.signals.known_bug_back:
+        yield Vote("framework_bug", 0.55, f'The note ties it to a known bug ("{data.signals.evidence["known_bug_back"]}"): a fix that '
+                   "did not cover this case, or a regression; check the release the fix landed in and report it there.")
+
+
+@rule
 def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     if error is None or error.library != "nccl":
