@@ -56,7 +56,6 @@ TRIGGER_PHRASES = [
     rb"ray-oom-prevention",
     rb"hostalloc\w* failed",  # cudaHostAlloc / cuMemHostAlloc: pinned host memory
     rb"could not allocate pinned host memory",  # TensorFlow's host pool
-    rb"cant allocate memory",
     rb"memory_allocation_failure",  # Ascend CANN's EL0004
     rb"acl_error_rt_memory_allocation",
     rb"aclrtmalloc\w* failed",
@@ -103,7 +102,7 @@ TRIGGER_PHRASES = [
     rb"cudandarray_\w+: allocation failed",  # Theano's old CUDA backend
     rb"failed to cudamalloc",  # faiss
     rb"alloc fail type",
-    rb"can't allocate memory",  # OneFlow's host OOM
+    rb"can'?t allocate memory",  # OneFlow's host OOM, and libraries that wrap a host allocation
     rb"cuda execution failed with error 2\b",  # spconv: CUDA's error 2 is an OOM
     rb"cuda error 2\b",
     rb"not enough gpu video memory",  # torch-directml

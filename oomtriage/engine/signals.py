@@ -410,11 +410,13 @@ _FRAGMENTATION_SAID = (r"\bfragment\w*|(?:reserved|cached) (?:memory )?(?:is |wa
 _COLOCATED = (r"colocat\w*|co-locat\w*|\bgrpo\b|\bppo\b|\brlhf\b|\brollouts?\b|sleep[_ ]mode|wake[_ ]up|"
               r"offload\w* (?:and|/) (?:re)?load\w*|\bverl\b|openrlhf|nemo-rl")
 # A context window set for an inference runtime: llama.cpp, Ollama and vLLM reserve the KV cache
-# for the whole window up front, whatever the length of the prompts actually sent.
-_CONTEXT_WINDOW_SET = (r"\b(?:num_ctx|n_ctx|ctx[_-]size|--ctx-size|max_model_len|max-model-len|max_seq_len_to_capture)\b|(?<![\w-])-c \d{3,}\b|"
-                       r"\bcontext (?:length|size|window|len)\b[^.;]{0,20}?\b(?:to |of |= ?|at |: ?)?\d+(?:\.\d+)?\s?k?\b|"
-                       r"\b\d+(?:\.\d+)?\s?k (?:token )?context\b")
-_LOCAL_RUNTIME = r"\b(?:num_ctx|n_ctx|ctx[_-]size|gguf|ggml\w*|llama[_-]cpp\w*|koboldcpp|lm studio|exllama\w*|PARAMETER num_ctx)\b|\.gguf\b|(?<![\w-])-c \d{3,}\b"
+# for the whole window up front, whatever the length of the prompts actually sent. The runtimes' own
+# knobs name the runtime (num_ctx is Ollama's, n_ctx / -c llama.cpp's, max_model_len vLLM's); a context
+# length said in words counts where a runtime or its model files (GGUF, ggml) are named.
+_RUNTIME_CONTEXT_KNOB = r"\b(?:num_ctx|n_ctx|ctx[_-]size|--ctx-size|max_model_len|max-model-len|max_seq_len_to_capture)\b|(?<![\w-])-c \d{3,}\b"
+_CONTEXT_LENGTH_SAID = (r"\bcontext (?:length|size|window|len)\b[^.;]{0,20}?\b(?:to |of |= ?|at |: ?)?\d+(?:\.\d+)?\s?k?\b|"
+                        r"\b\d+(?:\.\d+)?\s?k (?:token )?context\b")
+_LOCAL_RUNTIME = r"\b(?:gguf|ggml\w*|llama[_-]cpp\w*|koboldcpp|lm studio|exllama\w*)\b|\.gguf\b"
 # Samples, previews or grids generated between training steps (a GAN's fixed-noise grid, a diffusion
 # model's preview images): the generator runs with autograd on unless the sampling is wrapped in
 # no_grad, and its activations stay for a backward that never comes.
@@ -1443,12 +1445,15 @@ _STILL_FAILS = r"\bstill\b[^.;]{0,40}?\b(?:runs?|ran|fails?|failed|ooms?|out of 
 # (the operating system, not sliding or attention "windows")
 _WINDOWS = (r"\b(?:on|under|with|using|running|in) (?:native |plain )?windows\b(?! subsystem)|\bwindows ?(?:7|10|11|server)\b|"
             r"\bwindows (?:machine|pc|laptop|computer|box|host|desktop)\b|\bwin ?1[01]\b|\bpage ?file\b")
+# A sliding-window inferer: its windows run a few at a time, and their outputs are stitched into one
+# buffer the size of the whole input.
+_SLIDING_WINDOW = r"\bsliding[- ]window (?:inference|prediction|evaluation)\b"
 # An input cut into tiles, patches or windows that go through the network together: the tile has a
 # fixed size, so a larger input means more tiles in one batch, not larger activations per tile.
 _TILED_INPUT = (r"\b(?:tiles?|tiling|split(?:s|ting)?|cuts?|cutting|chops?|chopping|slices?|slicing|divides?|dividing|breaks?|breaking)"
                 r" (?:each |every |the |an? |my |our |large |big )*(?:\w+ )?(?:images?|pictures?|photos?|scenes?|frames?|volumes?|slides?|rasters?|inputs?|documents?)"
                 r"(?: up)? into (?:\w+ ){0,2}(?:tiles|sub-?windows|patches|crops|chunks|windows|sub-?images|pieces)\b|"
-                r"\bsliding[- ]window (?:inference|prediction|evaluation)\b|"
+                rf"{_SLIDING_WINDOW}|"
                 # every tile sent in one batch: "the tiler puts all subwindows of a large image into a single batch"
                 r"\b(?:puts?|putting|places?|stacks?|stacking|sends?|feeds?|passes?|runs?|batches) (?:all|every|each of) (?:the |its )?(?:\w+ )?"
                 r"(?:tiles?|sub-?windows?|windows?|patch(?:es)?|crops?|chunks?|sub-?images?|pieces?|slices?)\b[^.;]{0,60}?\b(?:in|into|as|through) (?:a |one |the same )?(?:single )?batch\b")
@@ -1844,6 +1849,7 @@ class Signals:
     still_fails: bool = False  # the note says the failure persisted after what was tried
     windows: bool = False  # the machine runs Windows natively (not WSL)
     tiled_input: bool = False
+    sliding_window: bool = False
     tiling_in_use: bool = False  # the run already processes its input one tile at a time
     experience_replay: bool = False  # a reinforcement-learning agent, which keeps a replay memory of transitions
     outputs_per_prompt: bool = False
@@ -3224,9 +3230,9 @@ def read_signals(context: TriageContext) -> Signals:
         "more_gpus_no_help": (_MORE_GPUS_NO_HELP, note),
         "logits_said": (_LOGITS_SAID, failing), "transducer": (_TRANSDUCER, everything), "saver_costs_more": (_SAVER_COSTS_MORE, note), "fft_named": (_FFT, everything),
         "collector_helps": (_COLLECTOR_HELPS, note), "julia": (_JULIA, everything), "dataset_cached": (_DATASET_CACHED, note), "host_data_job": (_HOST_DATA_JOB, note),
-        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "engines_share_gpu": (_ENGINES_SHARE_GPU, note), "context_window_set": (_CONTEXT_WINDOW_SET, note), "backend_off_fixes": (_BACKEND_OFF_FIXES, note), "known_bug_back": (_KNOWN_BUG_BACK, note), "gpu0_used_instead": (_GPU0_USED_INSTEAD, note), "accumulation_adds_memory": (_ACCUMULATION_ADDS_MEMORY, note), "other_loader_works": (_OTHER_LOADER_WORKS, note), "contrary_to_docs": (_CONTRARY_TO_DOCS, note), "repeated_loading": (_REPEATED_LOADING, note), "samples_in_training": (_SAMPLES_IN_TRAINING, note), "sampling_removed_helps": (_SAMPLING_REMOVED_HELPS, note), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
+        "varying_shapes": (_VARYING_SHAPES, note), "tracing_compiler": (_TRACING_COMPILER, f"{note}\n{message}"), "colocated": (_COLOCATED, everything), "engines_share_gpu": (_ENGINES_SHARE_GPU, note), "context_window_set": (_RUNTIME_CONTEXT_KNOB, note), "backend_off_fixes": (_BACKEND_OFF_FIXES, note), "known_bug_back": (_KNOWN_BUG_BACK, note), "gpu0_used_instead": (_GPU0_USED_INSTEAD, note), "accumulation_adds_memory": (_ACCUMULATION_ADDS_MEMORY, note), "other_loader_works": (_OTHER_LOADER_WORKS, note), "contrary_to_docs": (_CONTRARY_TO_DOCS, note), "repeated_loading": (_REPEATED_LOADING, note), "samples_in_training": (_SAMPLES_IN_TRAINING, note), "sampling_removed_helps": (_SAMPLING_REMOVED_HELPS, note), "offload": (_OFFLOAD, everything), "host_ram": (_HOST_RAM, note), "optimizer_step": (_OPTIMIZER_STEP, _without_code_lines(note)),
         "loss_kept": (_LOSS_KEPT, note), "grad_left_on": (_GRAD_LEFT_ON, note), "outputs_kept": (_OUTPUTS_KEPT, note), "attention_said": (_ATTENTION_SAID, failing), "naive_attention": (_NAIVE_ATTENTION, note),
-        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
+        "library_said": (_LIBRARY_SAID, note), "keras_call_in_loop": (_KERAS_CALL_IN_LOOP, note), "large_vocab_said": (_LARGE_VOCAB_SAID, note), "freed_then_again": (_FREED_THEN_AGAIN, note), "reload_in_process": (_RELOAD_IN_PROCESS, note), "loader_settings": (_LOADER_SETTINGS, note), "wsl": (_WSL, everything), "native_fits": (_NATIVE_FITS, note), "own_code": (_OWN_CODE, note), "dataset_size_matters": (_DATASET_SIZE_MATTERS, note), "bulk_outputs": (_BULK_OUTPUTS, note), "training_set_size_matters": (_TRAINING_SET_SIZE_MATTERS, note), "smaller_input_fits": (_SMALLER_INPUT_FITS, note), "half_fits": (_HALF_FITS, note), "tool_misestimates": (_TOOL_MISESTIMATES, note), "other_framework_fits": (_OTHER_FRAMEWORK_FITS, note), "dataset_bytes_matter": (_DATASET_BYTES_MATTER, note), "dataset_decides": (_DATASET_DECIDES, note), "model_replaced": (_MODEL_REPLACED, note), "auto_batch": (_AUTO_BATCH, everything), "works_alone": (_WORKS_ALONE, note), "several_processes_one_gpu": (_SEVERAL_PROCESSES_ONE_GPU, note), "fewer_processes_fit": (_FEWER_PROCESSES_FIT, note), "still_fails": (_STILL_FAILS, note), "windows": (_WINDOWS, note), "tiled_input": (_TILED_INPUT, note), "sliding_window": (_SLIDING_WINDOW, note), "tiling_in_use": (_TILING_IN_USE, note), "experience_replay": (_EXPERIENCE_REPLAY, note), "outputs_per_prompt": (_OUTPUTS_PER_PROMPT, note), "freed_at_epoch_end": (_FREED_AT_EPOCH_END, note), "eval_fails_at_start": (_EVAL_FAILS_AT_START, note), "eval_only_fails": (_EVAL_ONLY_FAILS, note), "built_before_sharding": (_BUILT_BEFORE_SHARDING, note), "whole_set_one_batch": (_WHOLE_SET_ONE_BATCH, note), "fused_attention": (_FUSED_ATTENTION, note), "held_after_phase": (_HELD_AFTER_PHASE, note), "second_round_fails": (_SECOND_ROUND_FAILS, failing), "reference_model_method": (_REFERENCE_MODEL_METHOD, everything), "attention_free": (_ATTENTION_FREE, note), "kept_with_graph": (_KEPT_WITH_GRAPH, note), "lengths_increasing": (_LENGTHS_INCREASING, note), "asks_smaller_input": (_ASKS_SMALLER_INPUT, note), "attention_kernel_decides": (_ATTENTION_KERNEL_DECIDES, note), "quadratic_in_length": (_QUADRATIC_IN_LENGTH, note), "input_raised": (_INPUT_RAISED, note), "longer_item_at_failure": (_LONGER_ITEM_AT_FAILURE, note), "length_schedule_grows": (_LENGTH_SCHEDULE_GROWS, note), "whole_graph": (_WHOLE_GRAPH, note), "dense_graph": (_DENSE_GRAPH, note), "teacher_resident": (_TEACHER_RESIDENT, note), "pairwise_said": (_PAIRWISE_SAID, note), "sharding_absent": (_SHARDING_ABSENT, note), "vision_language_model": (_VISION_LANGUAGE_MODEL, note), "batch_budget": (_BATCH_BUDGET, everything),
         "pair_representation_model": (_PAIR_REPRESENTATION_MODEL, everything), "quantized_weights": (_QUANTIZED_WEIGHTS, "\n".join([_without_wishes(note), frames, message])), "merge_to_full_weights": (_MERGE_TO_FULL_WEIGHTS, everything), "pipeline_offload": (_PIPELINE_OFFLOAD, everything), "state_carried": (_STATE_CARRIED, note), "original_fits": (_ORIGINAL_FITS, note), "weights_fill_gpus": (_WEIGHTS_FILL_GPUS, note), "larger_card_fits": (_LARGER_CARD_FITS, note), "saver_broke_fit": (_SAVER_BROKE_FIT, note), "memory_requirement_asked": (_MEMORY_REQUIREMENT_ASKED, note), "one_input_only": (_ONE_INPUT_ONLY, note), "crops_named": (_CROPS_NAMED, note), "half_needs_more": (_HALF_NEEDS_MORE, note), "metric_object": (_METRIC_OBJECT, note), "leak_in_eval": (_LEAK_IN_EVAL, note), "forward_outputs_bound": (_FORWARD_OUTPUTS_BOUND, note), "device_query_fails": (_DEVICE_QUERY_FAILS, f"{note}\n{frames}\n{_native_stack_lines(context)}"), "accumulation_named": (_ACCUMULATION_NAMED, note), "smaller_width_fits": (_SMALLER_WIDTH_FITS, note), "tool_memory_cap": (_TOOL_MEMORY_CAP, note), "eval_between_training": (_EVAL_BETWEEN_TRAINING, note), "later_epoch_training": (_LATER_EPOCH_TRAINING, note), "while_building": (_WHILE_BUILDING, note), "library_part_isolated": (_LIBRARY_PART_ISOLATED, note), "graph_of_gradients": (_GRAPH_OF_GRADIENTS, everything), "interactive_rerun": (_INTERACTIVE_RERUN, note), "shared_machine": (_SHARED_MACHINE, note), "batch_raised": (_BATCH_RAISED, note),
         "data_pipeline_fails": (_DATA_PIPELINE_FAILS, failing), "outside_pytorch": (_OUTSIDE_PYTORCH, note), "only_compiled": (_ONLY_COMPILED, note), "reserved_grows": (_RESERVED_GROWS, note), "data_parallel": (_DATA_PARALLEL, everything),
         "saving": (_SAVING, f"{failing}\n{frames}"), "uses_adam": (_ADAM, everything),
@@ -3295,14 +3301,16 @@ def read_signals(context: TriageContext) -> Signals:
     if signals.samples_in_training:
         # "I save samples every epoch, under torch.no_grad()": the sampling is already outside autograd
         said = signals.evidence["samples_in_training"]
-        sentence = next((part for part in re.split(r"(?<=[.;!?])\s", note) if said in part), said)
+        sentence = next((part for part in _SENTENCE_END.split(note) if said in part), said)
         if _search(r"\bno_grad\b|inference_mode|\bno grad\b|\bwithout (?:gradients|grad)\b", sentence):
             signals.samples_in_training = False
             signals.evidence.pop("samples_in_training", None)
-    # A context window is an inference runtime's reservation when a runtime runs it: named, or implied
-    # by its knob (num_ctx is Ollama's, n_ctx / -c llama.cpp's) or by its model files (GGUF, ggml).
-    if signals.context_window_set and not (signals.serving_engine or _search(_LOCAL_RUNTIME, everything)):
-        signals.context_window_set = False
+    # A context length said in words is a runtime's window when a runtime (or its model files) is named
+    if not signals.context_window_set and (signals.serving_engine or _search(_LOCAL_RUNTIME, everything)):
+        said = _search(_CONTEXT_LENGTH_SAID, note)
+        if said:
+            signals.context_window_set = True
+            signals.evidence["context_window_set"] = said.group(0)
     if signals.colocated and not _search(_COLOCATED, re.sub(r"\b(?:grpo|ppo|rlhf)\b", " ", everything, flags=re.IGNORECASE)):
         # Only an RL method is named (PPO, GRPO): nothing says an inference engine shares the GPUs.
         signals.rl_method_only = True

@@ -261,6 +261,8 @@ def a_backend_turned_off_makes_it_fit(data: RuleInput) -> Iterator[Vote]:
 
 @rule
 def a_known_bug_come_back(data: RuleInput) -> Iterator[Vote]:
+    """A failure the note ties to a bug reported (and marked fixed) before: the fix missed this case,
+    or the bug came back."""
     if data.signals.known_bug_back:
         yield Vote("framework_bug", 0.55, f'The note ties it to a known bug ("{data.signals.evidence["known_bug_back"]}"): a fix that '
                    "did not cover this case, or a regression; check the release the fix landed in and report it there.")
@@ -280,7 +282,7 @@ def nccl_buffers(data: RuleInput) -> Iterator[Vote]:
 def serving_engine(data: RuleInput) -> Iterator[Vote]:
     error = data.context.error
     signals = data.signals
-    if (error and error.format == "serving_kv_cache" or signals.serving_engine) and signals.engines_share_gpu:
+    if signals.engines_share_gpu and (signals.serving_engine or (error and error.format == "serving_kv_cache")):
         # The engine's budget is a share of the whole card, and memory the first engine already
         # holds is counted as used when the second one profiles: the second finds no room left.
         yield Vote("other_process_or_device", 0.9, f'Another engine or model already runs on the same GPU ("{signals.evidence["engines_share_gpu"]}"): '

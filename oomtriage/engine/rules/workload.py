@@ -899,8 +899,7 @@ def tiles_of_one_input(data: RuleInput) -> Iterator[Vote]:
     each tile's activations stay the same, the number of tiles grows with the input's area, so a
     larger input is a larger batch."""
     signals = data.signals
-    if signals.tiled_input and not signals.switch_no_effect and signals.long_input and \
-            re.match(r"sliding", signals.evidence["tiled_input"], re.IGNORECASE):
+    if signals.sliding_window and signals.long_input and not signals.switch_no_effect:
         # A sliding-window inferer runs its windows in small batches already, but stitches every
         # window's output into one buffer the size of the whole input, kept on the device.
         yield Vote("input_size_too_large", 0.4, f'The input is large ("{signals.evidence["long_input"]}") and inferred in sliding windows: '
@@ -1263,14 +1262,13 @@ def gradient_accumulator_buffer(data: RuleInput) -> Iterator[Vote]:
     """In JAX and TensorFlow gradient accumulation keeps an accumulator the size of the parameters
     (optax.MultiSteps, a custom loop's running sum) beside the step's own gradients; PyTorch
     accumulates in .grad, which already exists, so there the step count adds nothing."""
-    signals, framework = data.signals, data.context.error.framework if data.context.error else None
-    if not signals.accumulation_adds_memory:
+    signals, error = data.signals, data.context.error
+    if not signals.accumulation_adds_memory or not (error and error.framework in ("jax", "tensorflow")):
         return
-    said = signals.evidence["accumulation_adds_memory"]
-    if framework in ("jax", "tensorflow", "xla"):
-        yield Vote("optimizer_state", 0.6, f'Accumulating gradients is what fails ("{said}"): the accumulator is one more array per '
-                   "parameter (in the optimizer state of optax.MultiSteps or a custom loop), as large as the gradients; shard it with "
-                   "the optimizer state, keep it in bf16, or fit the effective batch by a smaller micro-batch without accumulation.")
+    yield Vote("optimizer_state", 0.6, f'Accumulating gradients is what fails ("{signals.evidence["accumulation_adds_memory"]}"): the '
+               "accumulator is one more array per parameter (in the optimizer state of optax.MultiSteps or a custom loop), as large "
+               "as the gradients; shard it with the optimizer state, keep it in bf16, or fit the effective batch by a smaller "
+               "micro-batch without accumulation.")
 
 
 @rule
